@@ -1,0 +1,283 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// ApplicationSpec is the desired state of an Application: the components to
+// deliver, the policies that shape delivery and an optional workflow.
+type ApplicationSpec struct {
+	// Components are the parts of the application, each rendered from a
+	// ComponentDefinition and decorated by traits.
+	Components []ApplicationComponent `json:"components"`
+
+	// Policies shape how components are delivered and kept (garbage-collect,
+	// apply-once, topology, ...).
+	// +optional
+	Policies []AppPolicy `json:"policies,omitempty"`
+
+	// Workflow is accepted for compatibility; Steward runs the built-in
+	// deploy behaviour.
+	// +optional
+	Workflow *Workflow `json:"workflow,omitempty"`
+}
+
+// ApplicationComponent is one component of an Application.
+type ApplicationComponent struct {
+	// Name of the component, unique in the Application.
+	Name string `json:"name"`
+	// Type names the ComponentDefinition that renders this component.
+	Type string `json:"type"`
+	// ExternalRevision names the component revision explicitly.
+	// +optional
+	ExternalRevision string `json:"externalRevision,omitempty"`
+	// Properties are the definition's parameters.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +optional
+	Properties *runtime.RawExtension `json:"properties,omitempty"`
+	// DependsOn names components that are dispatched before this one.
+	// +optional
+	DependsOn []string `json:"dependsOn,omitempty"`
+	// Inputs are accepted for compatibility with KubeVela workflows.
+	// +optional
+	Inputs []InputItem `json:"inputs,omitempty"`
+	// Outputs are accepted for compatibility with KubeVela workflows.
+	// +optional
+	Outputs []OutputItem `json:"outputs,omitempty"`
+	// Traits decorate the component's workload.
+	// +optional
+	Traits []ApplicationTrait `json:"traits,omitempty"`
+	// Scopes are accepted for compatibility; Steward ignores them.
+	// +optional
+	Scopes map[string]string `json:"scopes,omitempty"`
+	// ReplicaKey is accepted for compatibility with KubeVela replication.
+	// +optional
+	ReplicaKey string `json:"replicaKey,omitempty"`
+}
+
+// ApplicationTrait attaches a TraitDefinition to a component.
+type ApplicationTrait struct {
+	// Type names the TraitDefinition.
+	Type string `json:"type"`
+	// Properties are the trait definition's parameters.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +optional
+	Properties *runtime.RawExtension `json:"properties,omitempty"`
+}
+
+// AppPolicy is one policy of an Application.
+type AppPolicy struct {
+	// Name of the policy, unique in the Application.
+	Name string `json:"name"`
+	// Type names the PolicyDefinition or built-in policy type.
+	Type string `json:"type"`
+	// Properties are the policy's parameters.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +optional
+	Properties *runtime.RawExtension `json:"properties,omitempty"`
+}
+
+// InputItem maps a workflow value into a parameter (KubeVela compatibility).
+type InputItem struct {
+	ParameterKey string `json:"parameterKey,omitempty"`
+	From         string `json:"from"`
+}
+
+// OutputItem exports a value to the workflow (KubeVela compatibility).
+type OutputItem struct {
+	ValueFrom string `json:"valueFrom"`
+	Name      string `json:"name"`
+}
+
+// Workflow is accepted with KubeVela's schema. Steward currently runs the
+// built-in deploy behaviour whatever the steps say.
+type Workflow struct {
+	// Ref names a WorkflowTemplate.
+	// +optional
+	Ref string `json:"ref,omitempty"`
+	// Steps of the workflow.
+	// +optional
+	Steps []WorkflowStep `json:"steps,omitempty"`
+	// Mode of the workflow.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +optional
+	Mode *runtime.RawExtension `json:"mode,omitempty"`
+}
+
+// WorkflowStep is one step of a Workflow. Fields Steward does not interpret
+// are preserved as written.
+type WorkflowStep struct {
+	// Name of the step.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Type of the step, for example deploy.
+	Type string `json:"type"`
+	// +optional
+	If string `json:"if,omitempty"`
+	// +optional
+	Timeout string `json:"timeout,omitempty"`
+	// +optional
+	DependsOn []string `json:"dependsOn,omitempty"`
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +optional
+	Meta *runtime.RawExtension `json:"meta,omitempty"`
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=array
+	// +optional
+	Inputs *runtime.RawExtension `json:"inputs,omitempty"`
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=array
+	// +optional
+	Outputs *runtime.RawExtension `json:"outputs,omitempty"`
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +optional
+	Properties *runtime.RawExtension `json:"properties,omitempty"`
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=array
+	// +optional
+	SubSteps *runtime.RawExtension `json:"subSteps,omitempty"`
+}
+
+// ApplicationPhase is the coarse state shown in status.status.
+type ApplicationPhase string
+
+// Application phases, as KubeVela names them.
+const (
+	ApplicationStarting  ApplicationPhase = "starting"
+	ApplicationRendering ApplicationPhase = "rendering"
+	ApplicationRunning   ApplicationPhase = "running"
+	ApplicationUnhealthy ApplicationPhase = "unhealthy"
+	ApplicationDeleting  ApplicationPhase = "deleting"
+	// ApplicationRunningWorkflow is reported while resources are dispatched.
+	ApplicationRunningWorkflow ApplicationPhase = "runningWorkflow"
+	// ApplicationWorkflowFailed is reported when dispatch failed.
+	ApplicationWorkflowFailed ApplicationPhase = "workflowFailed"
+)
+
+// ApplicationStatus is the observed state of an Application.
+type ApplicationStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions: Ready plus Rendered, Dispatched and StateKept.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Phase is the coarse state of the Application.
+	// +optional
+	Phase ApplicationPhase `json:"status,omitempty"`
+	// Services reports each component.
+	// +optional
+	Services []ApplicationComponentStatus `json:"services,omitempty"`
+	// AppliedResources lists the objects Steward manages for this app.
+	// +optional
+	AppliedResources []ClusterObjectReference `json:"appliedResources,omitempty"`
+	// LatestRevision is the revision currently delivered.
+	// +optional
+	LatestRevision *Revision `json:"latestRevision,omitempty"`
+}
+
+// ApplicationComponentStatus is the status of one component.
+type ApplicationComponentStatus struct {
+	Name string `json:"name"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// +optional
+	Cluster string `json:"cluster,omitempty"`
+	// +optional
+	Env string `json:"env,omitempty"`
+	// WorkloadDefinition is the kind of the component's workload.
+	// +optional
+	WorkloadDefinition *GroupVersionKindRef `json:"workloadDefinition,omitempty"`
+	Healthy            bool                 `json:"healthy"`
+	// +optional
+	Message string `json:"message,omitempty"`
+	// +optional
+	Details map[string]string `json:"details,omitempty"`
+	// +optional
+	Traits []ApplicationTraitStatus `json:"traits,omitempty"`
+}
+
+// GroupVersionKindRef names a kind.
+type GroupVersionKindRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+}
+
+// ApplicationTraitStatus is the status of one trait.
+type ApplicationTraitStatus struct {
+	Type    string `json:"type"`
+	Healthy bool   `json:"healthy"`
+	// +optional
+	Message string `json:"message,omitempty"`
+	// +optional
+	Details map[string]string `json:"details,omitempty"`
+}
+
+// ClusterObjectReference names one object in one cluster.
+type ClusterObjectReference struct {
+	// Cluster is the target cluster; empty means the local (hub) cluster.
+	// +optional
+	Cluster string `json:"cluster,omitempty"`
+	// +optional
+	Creator    string `json:"creator,omitempty"`
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name,omitempty"`
+	// +optional
+	UID string `json:"uid,omitempty"`
+	// +optional
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+}
+
+// Revision identifies a delivered revision of an Application.
+type Revision struct {
+	Name     string `json:"name"`
+	Revision int64  `json:"revision"`
+	// +optional
+	RevisionHash string `json:"revisionHash,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=app,categories=oam
+// +kubebuilder:printcolumn:name="COMPONENT",type=string,JSONPath=`.spec.components[*].name`
+// +kubebuilder:printcolumn:name="TYPE",type=string,JSONPath=`.spec.components[*].type`
+// +kubebuilder:printcolumn:name="PHASE",type=string,JSONPath=`.status.status`
+// +kubebuilder:printcolumn:name="READY",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="REASON",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// Application is the OAM description of an application: components,
+// traits and policies, delivered by Steward with resource trackers.
+type Application struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ApplicationSpec   `json:"spec,omitempty"`
+	Status ApplicationStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ApplicationList is a list of Applications.
+type ApplicationList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Application `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Application{}, &ApplicationList{})
+}

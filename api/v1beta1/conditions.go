@@ -1,0 +1,86 @@
+package v1beta1
+
+// Condition types on an Application. Ready summarises the others.
+const (
+	// ConditionReady is True when the current spec is rendered, dispatched
+	// and kept.
+	ConditionReady = "Ready"
+	// ConditionRendered is True when every component and trait rendered.
+	ConditionRendered = "Rendered"
+	// ConditionDispatched is True when every rendered object was recorded
+	// and applied.
+	ConditionDispatched = "Dispatched"
+	// ConditionStateKept is True when the last StateKeep pass re-applied
+	// every recorded object.
+	ConditionStateKept = "StateKept"
+)
+
+// Condition reasons. Each says what happened, so a user reading
+// `kubectl describe app` knows what to fix.
+const (
+	// ReasonSucceeded: the step completed.
+	ReasonSucceeded = "Succeeded"
+	// ReasonProgressing: the step is in progress.
+	ReasonProgressing = "Progressing"
+	// ReasonDefinitionNotFound: a component or trait type has no definition
+	// in the Application's namespace or the system namespace.
+	ReasonDefinitionNotFound = "DefinitionNotFound"
+	// ReasonRenderFailed: a CUE template failed to evaluate.
+	ReasonRenderFailed = "RenderFailed"
+	// ReasonInvalidProperties: properties do not fit the definition's parameter.
+	ReasonInvalidProperties = "InvalidProperties"
+	// ReasonRecordFailed: the resource tracker could not be written.
+	ReasonRecordFailed = "RecordFailed"
+	// ReasonApplyFailed: an object could not be created or patched.
+	ReasonApplyFailed = "ApplyFailed"
+	// ReasonKindNotFound: a rendered object's kind is not served by the cluster
+	// (missing CRD).
+	ReasonKindNotFound = "KindNotFound"
+	// ReasonStateKeepFailed: StateKeep could not re-apply a recorded object.
+	ReasonStateKeepFailed = "StateKeepFailed"
+	// ReasonDeleting: the Application is being deleted.
+	ReasonDeleting = "Deleting"
+	// ReasonTemplateCompileFailed: a definition's template does not compile.
+	ReasonTemplateCompileFailed = "TemplateCompileFailed"
+)
+
+// Labels and annotations Steward reads or writes. The names are KubeVela's so
+// that tooling written for KubeVela keeps working.
+const (
+	// LabelAppName is the owning Application's name, on every applied object
+	// and tracker.
+	LabelAppName = "app.oam.dev/name"
+	// LabelAppNamespace is the owning Application's namespace.
+	LabelAppNamespace = "app.oam.dev/namespace"
+	// LabelAppComponent is the component an object was rendered for.
+	LabelAppComponent = "app.oam.dev/component"
+	// LabelAppRevision is the application revision that rendered an object.
+	LabelAppRevision = "app.oam.dev/appRevision"
+	// LabelAppUID is the owning Application's UID, on trackers.
+	LabelAppUID = "app.oam.dev/uid"
+	// LabelWorkloadType is the component type of a workload.
+	LabelWorkloadType = "workload.oam.dev/type"
+	// LabelTraitType is the trait type of an object a trait rendered.
+	LabelTraitType = "trait.oam.dev/type"
+	// LabelTraitResource is the output name of an object a trait rendered.
+	LabelTraitResource = "trait.oam.dev/resource"
+	// LabelTrackerType is the tracker type, on trackers.
+	LabelTrackerType = "app.oam.dev/resource-tracker-type"
+
+	// AnnotationReconcileInterval overrides --application-re-sync-period for
+	// one Application (a Go duration, at least 10s).
+	AnnotationReconcileInterval = "app.oam.dev/reconcile-interval"
+	// AnnotationPublishVersion pins the version of an Application.
+	AnnotationPublishVersion = "app.oam.dev/publishVersion"
+	// AnnotationLastApplied is the last configuration Steward applied, used
+	// for client-side three-way patches.
+	AnnotationLastApplied = "app.oam.dev/last-applied-configuration"
+	// AnnotationDefinitionDescription describes a definition.
+	AnnotationDefinitionDescription = "definition.oam.dev/description"
+
+	// FinalizerResourceTracker holds an Application until its trackers and
+	// resources are cleaned up.
+	FinalizerResourceTracker = "app.oam.dev/resource-tracker-finalizer"
+	// FinalizerOrphanResource leaves resources in place on deletion.
+	FinalizerOrphanResource = "app.oam.dev/orphan-resource"
+)

@@ -1,0 +1,249 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Schematic holds the template a definition renders with.
+type Schematic struct {
+	// CUE is the CUE template of the definition.
+	// +optional
+	CUE *CUE `json:"cue,omitempty"`
+}
+
+// CUE is a CUE template.
+type CUE struct {
+	// Template is CUE source with parameter, output, outputs, patch and
+	// status fields, as KubeVela defines them.
+	Template string `json:"template"`
+}
+
+// Status describes how health and a status message are computed from the
+// live objects.
+type Status struct {
+	// CustomStatus is CUE producing message.
+	// +optional
+	CustomStatus string `json:"customStatus,omitempty"`
+	// HealthPolicy is CUE producing isHealth.
+	// +optional
+	HealthPolicy string `json:"healthPolicy,omitempty"`
+	// Details is CUE producing a map of details.
+	// +optional
+	Details string `json:"details,omitempty"`
+}
+
+// WorkloadTypeDescriptor names the workload a ComponentDefinition renders.
+type WorkloadTypeDescriptor struct {
+	// Type is the workload type, for example deployments.apps or autodetects.core.oam.dev.
+	// +optional
+	Type string `json:"type,omitempty"`
+	// Definition is the workload's apiVersion and kind.
+	// +optional
+	Definition WorkloadGVK `json:"definition,omitempty"`
+}
+
+// WorkloadGVK is an apiVersion and kind.
+type WorkloadGVK struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+}
+
+// DefinitionReference names a CRD a definition stands for.
+type DefinitionReference struct {
+	Name string `json:"name"`
+	// +optional
+	Version string `json:"version,omitempty"`
+}
+
+// DefinitionStatus reports whether a definition's template compiles.
+type DefinitionStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions: Ready (the template compiles).
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ComponentDefinitionSpec defines how a component type renders.
+type ComponentDefinitionSpec struct {
+	// Workload describes the workload's kind.
+	Workload WorkloadTypeDescriptor `json:"workload"`
+	// ChildResourceKinds is accepted for compatibility.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=array
+	// +optional
+	ChildResourceKinds *runtime.RawExtension `json:"childResourceKinds,omitempty"`
+	// RevisionLabel is accepted for compatibility.
+	// +optional
+	RevisionLabel string `json:"revisionLabel,omitempty"`
+	// PodSpecPath is accepted for compatibility.
+	// +optional
+	PodSpecPath string `json:"podSpecPath,omitempty"`
+	// Status computes health and messages.
+	// +optional
+	Status *Status `json:"status,omitempty"`
+	// Schematic is the template.
+	// +optional
+	Schematic *Schematic `json:"schematic,omitempty"`
+	// Extension is accepted for compatibility.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +optional
+	Extension *runtime.RawExtension `json:"extension,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=comp,categories=oam
+// +kubebuilder:printcolumn:name="WORKLOAD-KIND",type=string,JSONPath=`.spec.workload.definition.kind`
+// +kubebuilder:printcolumn:name="READY",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="DESCRIPTION",type=string,JSONPath=`.metadata.annotations.definition\.oam\.dev/description`
+// +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// ComponentDefinition is a component type: a CUE template that renders a
+// workload and auxiliary objects from properties.
+type ComponentDefinition struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ComponentDefinitionSpec `json:"spec,omitempty"`
+	Status DefinitionStatus        `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ComponentDefinitionList is a list of ComponentDefinitions.
+type ComponentDefinitionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ComponentDefinition `json:"items"`
+}
+
+// TraitStage orders traits: PreDispatch, default, PostDispatch.
+type TraitStage string
+
+// Trait stages.
+const (
+	TraitStagePreDispatch  TraitStage = "PreDispatch"
+	TraitStageDefault      TraitStage = "DefaultDispatch"
+	TraitStagePostDispatch TraitStage = "PostDispatch"
+)
+
+// TraitDefinitionSpec defines how a trait patches a workload or adds objects.
+type TraitDefinitionSpec struct {
+	// Reference is accepted for compatibility.
+	// +optional
+	Reference DefinitionReference `json:"definitionRef,omitempty"`
+	// RevisionEnabled is accepted for compatibility.
+	// +optional
+	RevisionEnabled bool `json:"revisionEnabled,omitempty"`
+	// WorkloadRefPath is accepted for compatibility.
+	// +optional
+	WorkloadRefPath string `json:"workloadRefPath,omitempty"`
+	// PodDisruptive tells users the trait restarts pods.
+	// +optional
+	PodDisruptive bool `json:"podDisruptive,omitempty"`
+	// AppliesToWorkloads lists workload types the trait applies to.
+	// +optional
+	AppliesToWorkloads []string `json:"appliesToWorkloads,omitempty"`
+	// ConflictsWith lists traits that cannot be used together.
+	// +optional
+	ConflictsWith []string `json:"conflictsWith,omitempty"`
+	// ManageWorkload is accepted for compatibility.
+	// +optional
+	ManageWorkload bool `json:"manageWorkload,omitempty"`
+	// ControlPlaneOnly is accepted for compatibility.
+	// +optional
+	ControlPlaneOnly bool `json:"controlPlaneOnly,omitempty"`
+	// Status computes health and messages.
+	// +optional
+	Status *Status `json:"status,omitempty"`
+	// Schematic is the template.
+	// +optional
+	Schematic *Schematic `json:"schematic,omitempty"`
+	// Stage orders the trait.
+	// +optional
+	Stage TraitStage `json:"stage,omitempty"`
+	// Extension is accepted for compatibility.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +optional
+	Extension *runtime.RawExtension `json:"extension,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=trait,categories=oam
+// +kubebuilder:printcolumn:name="APPLIES-TO",type=string,JSONPath=`.spec.appliesToWorkloads`
+// +kubebuilder:printcolumn:name="READY",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="DESCRIPTION",type=string,JSONPath=`.metadata.annotations.definition\.oam\.dev/description`
+// +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// TraitDefinition is a trait type: a CUE template that patches a workload or
+// renders auxiliary objects.
+type TraitDefinition struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   TraitDefinitionSpec `json:"spec,omitempty"`
+	Status DefinitionStatus    `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// TraitDefinitionList is a list of TraitDefinitions.
+type TraitDefinitionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []TraitDefinition `json:"items"`
+}
+
+// PolicyDefinitionSpec defines a policy type.
+type PolicyDefinitionSpec struct {
+	// Reference is accepted for compatibility.
+	// +optional
+	Reference DefinitionReference `json:"definitionRef,omitempty"`
+	// Schematic is the template.
+	// +optional
+	Schematic *Schematic `json:"schematic,omitempty"`
+	// ManageHealthCheck is accepted for compatibility.
+	// +optional
+	ManageHealthCheck bool `json:"manageHealthCheck,omitempty"`
+	// Global is accepted for compatibility.
+	// +optional
+	Global bool `json:"global,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=def-policy,categories=oam
+// +kubebuilder:printcolumn:name="READY",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="DESCRIPTION",type=string,JSONPath=`.metadata.annotations.definition\.oam\.dev/description`
+// +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// PolicyDefinition is a policy type.
+type PolicyDefinition struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PolicyDefinitionSpec `json:"spec,omitempty"`
+	Status DefinitionStatus     `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// PolicyDefinitionList is a list of PolicyDefinitions.
+type PolicyDefinitionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PolicyDefinition `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ComponentDefinition{}, &ComponentDefinitionList{},
+		&TraitDefinition{}, &TraitDefinitionList{},
+		&PolicyDefinition{}, &PolicyDefinitionList{})
+}

@@ -1,0 +1,58 @@
+package render
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+)
+
+// Definitions is the set of definitions an Application renders with. The
+// caller resolves them (the controller from the API server, the CLI from
+// files); render never reads a cluster.
+type Definitions struct {
+	Components map[string]*v1beta1.ComponentDefinition
+	Traits     map[string]*v1beta1.TraitDefinition
+	Policies   map[string]*v1beta1.PolicyDefinition
+}
+
+// ClusterVersion is context.clusterVersion. Empty fields mean unknown, as
+// when no cluster is reachable.
+type ClusterVersion struct {
+	Major      string
+	Minor      string
+	GitVersion string
+}
+
+// AppContext is the application-level part of the CUE `context`.
+type AppContext struct {
+	AppRevision    string
+	AppRevisionNum int64
+	PublishVersion string
+	ClusterVersion ClusterVersion
+}
+
+// Result is everything an Application renders to.
+type Result struct {
+	Components []Component
+}
+
+// Component is what one component rendered to: its workload (nil when the
+// definition has no output) and auxiliary objects from the definition's
+// outputs and from traits, in render order.
+type Component struct {
+	Name        string
+	Type        string
+	DependsOn   []string
+	Workload    *unstructured.Unstructured
+	Auxiliaries []Auxiliary
+}
+
+// Auxiliary is one object of `outputs`.
+type Auxiliary struct {
+	// Trait is the trait type that rendered the object; empty for the
+	// component definition's own outputs.
+	Trait string
+	// Name is the key of the object in `outputs`.
+	Name   string
+	Object *unstructured.Unstructured
+}
