@@ -110,6 +110,14 @@ type Workflow struct {
 // WorkflowStep is one step of a Workflow. Fields Steward does not interpret
 // are preserved as written.
 type WorkflowStep struct {
+	WorkflowStepBase `json:",inline"`
+	// SubSteps of a step group.
+	// +optional
+	SubSteps []WorkflowStepBase `json:"subSteps,omitempty"`
+}
+
+// WorkflowStepBase holds the fields of a step and a sub-step.
+type WorkflowStepBase struct {
 	// Name of the step.
 	// +optional
 	Name string `json:"name,omitempty"`
@@ -126,24 +134,13 @@ type WorkflowStep struct {
 	// +kubebuilder:validation:Type=object
 	// +optional
 	Meta *runtime.RawExtension `json:"meta,omitempty"`
-	// +kubebuilder:pruning:PreserveUnknownFields
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:validation:Type=array
 	// +optional
-	Inputs *runtime.RawExtension `json:"inputs,omitempty"`
-	// +kubebuilder:pruning:PreserveUnknownFields
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:validation:Type=array
+	Inputs []InputItem `json:"inputs,omitempty"`
 	// +optional
-	Outputs *runtime.RawExtension `json:"outputs,omitempty"`
+	Outputs []OutputItem `json:"outputs,omitempty"`
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +optional
 	Properties *runtime.RawExtension `json:"properties,omitempty"`
-	// +kubebuilder:pruning:PreserveUnknownFields
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:validation:Type=array
-	// +optional
-	SubSteps *runtime.RawExtension `json:"subSteps,omitempty"`
 }
 
 // ApplicationPhase is the coarse state shown in status.status.

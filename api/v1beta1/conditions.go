@@ -13,6 +13,9 @@ const (
 	// ConditionStateKept is True when the last StateKeep pass re-applied
 	// every recorded object.
 	ConditionStateKept = "StateKept"
+	// ConditionGarbageCollected is True when nothing recorded by an older
+	// version is left to delete.
+	ConditionGarbageCollected = "GarbageCollected"
 )
 
 // Condition reasons. Each says what happened, so a user reading
@@ -36,6 +39,15 @@ const (
 	// ReasonKindNotFound: a rendered object's kind is not served by the cluster
 	// (missing CRD).
 	ReasonKindNotFound = "KindNotFound"
+	// ReasonOwnershipConflict: an object exists that another Application, or
+	// no Application, owns.
+	ReasonOwnershipConflict = "OwnershipConflict"
+	// ReasonDeleteFailed: an object could not be deleted; it stays recorded
+	// and the deletion is retried.
+	ReasonDeleteFailed = "DeleteFailed"
+	// ReasonDependencyNotReady: a component waits for a component it
+	// depends on.
+	ReasonDependencyNotReady = "DependencyNotReady"
 	// ReasonStateKeepFailed: StateKeep could not re-apply a recorded object.
 	ReasonStateKeepFailed = "StateKeepFailed"
 	// ReasonDeleting: the Application is being deleted.

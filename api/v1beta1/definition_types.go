@@ -49,6 +49,14 @@ type WorkloadGVK struct {
 	Kind       string `json:"kind"`
 }
 
+// ChildResourceKind names a kind a workload creates (KubeVela compatibility).
+type ChildResourceKind struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// +optional
+	Selector map[string]string `json:"selector,omitempty"`
+}
+
 // DefinitionReference names a CRD a definition stands for.
 type DefinitionReference struct {
 	Name string `json:"name"`
@@ -73,11 +81,8 @@ type ComponentDefinitionSpec struct {
 	// Workload describes the workload's kind.
 	Workload WorkloadTypeDescriptor `json:"workload"`
 	// ChildResourceKinds is accepted for compatibility.
-	// +kubebuilder:pruning:PreserveUnknownFields
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:validation:Type=array
 	// +optional
-	ChildResourceKinds *runtime.RawExtension `json:"childResourceKinds,omitempty"`
+	ChildResourceKinds []ChildResourceKind `json:"childResourceKinds,omitempty"`
 	// RevisionLabel is accepted for compatibility.
 	// +optional
 	RevisionLabel string `json:"revisionLabel,omitempty"`

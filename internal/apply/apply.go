@@ -1,0 +1,151 @@
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+)
+
+// Owner is the Application objects are applied for.
+type Owner struct {
+	Name      string
+	Namespace string
+}
+
+// Options change how one object is applied.
+type Options struct {
+	// TakeOver adopts an existing object no Application owns.
+	TakeOver bool
+}
+
+// Applier applies objects for one Application.
+type Applier struct {
+	Owner Owner
+}
+
+// Apply makes the live object match desired in the cluster behind c: create
+// when missing, otherwise a three-way patch that is skipped when empty.
+// desired must carry the ownership labels. An object owned by another
+// Application, or by none without TakeOver, is not touched and an
+// *OwnershipError is returned.
+func (a Applier) Apply(ctx context.Context, c client.Client, desired *unstructured.Unstructured, opts Options) (Result, error) {
+	modified, err := withLastApplied(desired)
+	if err != nil {
+		return Result{}, err
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(desired.GroupVersionKind())
+	err = c.Get(ctx, client.ObjectKeyFromObject(desired), live)
+	if apierrors.IsNotFound(err) {
+		if err := c.Create(ctx, modified); err != nil {
+			return Result{}, fmt.Errorf("creating %s: %w", describe(desired), err)
+		}
+		return Result{Action: Created, Live: modified}, nil
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("reading %s: %w", describe(desired), err)
+	}
+	if err := a.checkOwner(live, opts); err != nil {
+		return Result{Live: live}, err
+	}
+	pt, patch, err := threeWayPatch(desired.GroupVersionKind(), live, modified)
+	if err != nil {
+		return Result{Live: live}, fmt.Errorf("computing patch for %s: %w", describe(desired), err)
+	}
+	if string(patch) == "{}" {
+		return Result{Action: Unchanged, Live: live}, nil
+	}
+	if err := c.Patch(ctx, live, client.RawPatch(pt, patch)); err != nil {
+		return Result{}, fmt.Errorf("patching %s: %w", describe(desired), err)
+	}
+	return Result{Action: Configured, Live: live, Patch: patch}, nil
+}
+
+// Owns reports whether the live object carries this Application's
+// ownership labels.
+func (a Applier) Owns(live *unstructured.Unstructured) bool {
+	l := live.GetLabels()
+	return l[v1beta1.LabelAppName] == a.Owner.Name && l[v1beta1.LabelAppNamespace] == a.Owner.Namespace
+}
+
+func (a Applier) checkOwner(live *unstructured.Unstructured, opts Options) error {
+	if a.Owns(live) {
+		return nil
+	}
+	l := live.GetLabels()
+	name, ns := l[v1beta1.LabelAppName], l[v1beta1.LabelAppNamespace]
+	if name == "" && opts.TakeOver {
+		return nil
+	}
+	return &OwnershipError{Object: describe(live), OwnerName: name, OwnerNamespace: ns}
+}
+
+// withLastApplied returns a copy of desired annotated with its own
+// configuration, the "original" of the next three-way patch.
+func withLastApplied(desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	out := desired.DeepCopy()
+	ann := out.GetAnnotations()
+	delete(ann, v1beta1.AnnotationLastApplied)
+	if len(ann) == 0 {
+		ann = nil
+	}
+	out.SetAnnotations(ann)
+	raw, err := json.Marshal(out.Object)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", describe(desired), err)
+	}
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[v1beta1.AnnotationLastApplied] = string(raw)
+	out.SetAnnotations(ann)
+	return out, nil
+}
+
+// threeWayPatch computes the patch from live to modified, deleting what the
+// last applied configuration had and modified no longer has. Fields only
+// the live object has (set by other controllers or defaults) are kept.
+func threeWayPatch(gvk schema.GroupVersionKind, live, modified *unstructured.Unstructured) (types.PatchType, []byte, error) {
+	original := []byte(live.GetAnnotations()[v1beta1.AnnotationLastApplied])
+	if len(original) == 0 {
+		original = []byte("{}")
+	}
+	modJSON, err := json.Marshal(modified.Object)
+	if err != nil {
+		return "", nil, err
+	}
+	curJSON, err := json.Marshal(live.Object)
+	if err != nil {
+		return "", nil, err
+	}
+	if typed, err := clientgoscheme.Scheme.New(gvk); err == nil {
+		meta, err := strategicpatch.NewPatchMetaFromStruct(typed)
+		if err != nil {
+			return "", nil, err
+		}
+		patch, err := strategicpatch.CreateThreeWayMergePatch(original, modJSON, curJSON, meta, true)
+		return types.StrategicMergePatchType, patch, err
+	}
+	patch, err := jsonmergepatch.CreateThreeWayJSONMergePatch(original, modJSON, curJSON)
+	return types.MergePatchType, patch, err
+}
+
+// describe names an object for messages: "Deployment default/web".
+func describe(obj client.Object) string {
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	if obj.GetNamespace() == "" {
+		return kind + " " + obj.GetName()
+	}
+	return kind + " " + obj.GetNamespace() + "/" + obj.GetName()
+}

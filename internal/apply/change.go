@@ -1,0 +1,61 @@
+package apply
+
+import (
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Action is what an apply or delete did to one object.
+type Action string
+
+// Actions, as users read them in events.
+const (
+	// Created: the object did not exist and was created.
+	Created Action = "created"
+	// Configured: the object existed and was patched.
+	Configured Action = "configured"
+	// Unchanged: the object matched; nothing was written.
+	Unchanged Action = "unchanged"
+	// Deleted: a delete request was accepted.
+	Deleted Action = "deleted"
+	// Gone: the object was already absent.
+	Gone Action = "gone"
+	// Skipped: the object is not ours, so it was left alone.
+	Skipped Action = "skipped"
+)
+
+// Result is the outcome for one object.
+type Result struct {
+	Action Action
+	// Live is the object as the API server returned it after the
+	// operation; nil when it does not exist.
+	Live *unstructured.Unstructured
+	// Patch is the patch sent for a Configured object.
+	Patch []byte
+}
+
+// ErrNotOwned means an object exists that this Application does not own.
+var ErrNotOwned = errors.New("object not owned by this application")
+
+// OwnershipError says which object is owned by whom. It matches ErrNotOwned
+// with errors.Is.
+type OwnershipError struct {
+	// Object names the object: "Deployment default/web".
+	Object string
+	// OwnerName and OwnerNamespace name the other Application; both empty
+	// when no Application owns the object.
+	OwnerName      string
+	OwnerNamespace string
+}
+
+func (e *OwnershipError) Error() string {
+	if e.OwnerName == "" {
+		return fmt.Sprintf("%s already exists and is not managed by any application; adopt it with a take-over policy or delete it", e.Object)
+	}
+	return fmt.Sprintf("%s is owned by application %s/%s", e.Object, e.OwnerNamespace, e.OwnerName)
+}
+
+// Is makes OwnershipError match ErrNotOwned.
+func (e *OwnershipError) Is(target error) bool { return target == ErrNotOwned }

@@ -1,0 +1,44 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Delete deletes the object named by ref (kind, namespace, name) in the
+// cluster behind c, but only when the live object still carries this
+// Application's ownership labels: an object someone else owns, or one that
+// was never ours, is Skipped. The delete carries the UID and
+// resourceVersion read, so an object replaced in between is never deleted.
+// Gone means the object no longer exists; Deleted means deletion was
+// accepted and may still be in progress (finalizers).
+func (a Applier) Delete(ctx context.Context, c client.Client, ref *unstructured.Unstructured) (Result, error) {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(ref.GroupVersionKind())
+	err := c.Get(ctx, client.ObjectKeyFromObject(ref), live)
+	if apierrors.IsNotFound(err) {
+		return Result{Action: Gone}, nil
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("reading %s: %w", describe(ref), err)
+	}
+	if !a.Owns(live) {
+		return Result{Action: Skipped, Live: live}, nil
+	}
+	if live.GetDeletionTimestamp() != nil {
+		return Result{Action: Deleted, Live: live}, nil
+	}
+	uid, rv := live.GetUID(), live.GetResourceVersion()
+	err = c.Delete(ctx, live, client.Preconditions{UID: &uid, ResourceVersion: &rv}, client.PropagationPolicy("Background"))
+	if apierrors.IsNotFound(err) {
+		return Result{Action: Gone}, nil
+	}
+	if err != nil {
+		return Result{Live: live}, fmt.Errorf("deleting %s: %w", describe(ref), err)
+	}
+	return Result{Action: Deleted, Live: live}, nil
+}

@@ -1,0 +1,106 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/equality"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// ApplicationReconciler delivers Applications with resource trackers.
+type ApplicationReconciler struct {
+	// Client reads Steward's own kinds (cached) and writes them.
+	Client client.Client
+	// Mapper maps kinds to resources (discovery, cached).
+	Mapper meta.RESTMapper
+	// Clusters returns the client of each target cluster, used for managed
+	// objects only.
+	Clusters cluster.Clients
+	Trackers *tracker.Store
+	Renderer *render.Renderer
+	Recorder recorder.EventRecorder
+	// ClusterVersion is context.clusterVersion for templates.
+	ClusterVersion render.ClusterVersion
+	Options        Options
+
+	warned warnedIntervals
+}
+
+// +kubebuilder:rbac:groups=core.oam.dev,resources=applications,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=core.oam.dev,resources=applications/status;applications/finalizers,verbs=get;update;patch
+// +kubebuilder:rbac:groups=core.oam.dev,resources=resourcetrackers,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=core.oam.dev,resources=componentdefinitions;traitdefinitions;policydefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=core.oam.dev,resources=componentdefinitions/status;traitdefinitions/status;policydefinitions/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;create;update;patch;delete
+
+// Reconcile brings one Application to its desired state.
+func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	app := &v1beta1.Application{}
+	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !app.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, app)
+	}
+	if !controllerutil.ContainsFinalizer(app, v1beta1.FinalizerResourceTracker) {
+		patch := client.MergeFrom(app.DeepCopy())
+		controllerutil.AddFinalizer(app, v1beta1.FinalizerResourceTracker)
+		if err := r.Client.Patch(ctx, app, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer to %s/%s: %w", app.Namespace, app.Name, err)
+		}
+	}
+
+	s := newScope(app)
+	defer func() {
+		if err := r.patchStatus(ctx, s); err != nil && !apierrors.IsNotFound(err) {
+			ctrl.LoggerFrom(ctx).Error(err, "Failed to patch status")
+		}
+	}()
+
+	for _, phase := range []func(context.Context, *scope) error{
+		r.loadTrackers,
+		r.renderAndRecord,
+		r.keepState,
+		r.collectGarbage,
+	} {
+		if err := phase(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return r.requeue(s), s.retryErr
+}
+
+// requeue schedules the next pass after the re-sync period. When something
+// transient failed, Reconcile also returns s.retryErr and the work queue's
+// exponential back-off retries sooner.
+func (r *ApplicationReconciler) requeue(s *scope) ctrl.Result {
+	interval, warning := reconcileInterval(s.app, r.Options)
+	s.intervalWarning = warning
+	return ctrl.Result{RequeueAfter: jitter(interval, r.Options.ReSyncJitter)}
+}
+
+// patchStatus writes the status computed from the scope's facts, only when
+// it changed, and emits events for condition transitions.
+func (r *ApplicationReconciler) patchStatus(ctx context.Context, s *scope) error {
+	before := s.app.DeepCopy()
+	computeStatus(s, time.Now())
+	r.emitEvents(s, before)
+	if equality.Semantic.DeepEqual(before.Status, s.app.Status) {
+		return nil
+	}
+	return r.Client.Status().Patch(ctx, s.app, client.MergeFrom(before))
+}

@@ -1,0 +1,88 @@
+package controller
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+)
+
+// Event reasons.
+const (
+	eventApplied          = "Applied"
+	eventDriftRepaired    = "DriftRepaired"
+	eventGarbageCollected = "GarbageCollected"
+	eventReady            = "Ready"
+	eventInvalidInterval  = "InvalidReconcileInterval"
+)
+
+// warnedIntervals remembers the last ignored reconcile-interval annotation
+// per Application so that the warning is emitted once, not every pass.
+type warnedIntervals struct {
+	mu   sync.Mutex
+	seen map[string]string
+}
+
+func (w *warnedIntervals) firstTime(key, msg string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seen == nil {
+		w.seen = map[string]string{}
+	}
+	if w.seen[key] == msg {
+		return false
+	}
+	w.seen[key] = msg
+	return true
+}
+
+// emitEvents records events for what really changed in this pass: objects
+// created, patched or deleted, and transitions of Ready. A pass that
+// changed nothing emits nothing.
+func (r *ApplicationReconciler) emitEvents(s *scope, before *v1beta1.Application) {
+	if r.Recorder == nil {
+		return
+	}
+	app := s.app
+	if len(s.keep.changes) > 0 {
+		reason, verb := eventDriftRepaired, "repaired drift of"
+		if s.fresh {
+			reason, verb = eventApplied, "applied"
+		}
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, reason, "Apply", "%s %s", verb, describeChanges(s.keep.changes))
+	}
+	if len(s.gc.deleted) > 0 {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, eventGarbageCollected, "Delete", "deleted %s", describeChanges(s.gc.deleted))
+	}
+	if s.intervalWarning != "" && r.warned.firstTime(app.Namespace+"/"+app.Name, s.intervalWarning) {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, eventInvalidInterval, "Reconcile", "%s", s.intervalWarning)
+	}
+	was := meta.FindStatusCondition(before.Status.Conditions, v1beta1.ConditionReady)
+	now := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionReady)
+	if now == nil || (was != nil && was.Status == now.Status && was.Reason == now.Reason && was.Message == now.Message) {
+		return
+	}
+	if now.Status == "True" {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, eventReady, "Reconcile", "%s", now.Message)
+		return
+	}
+	r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", now.Message)
+}
+
+// describeChanges renders "created Deployment default/web, configured
+// Service default/web".
+func describeChanges(cs []objectChange) string {
+	parts := make([]string, 0, min(len(cs), failureListLimit+1))
+	for i, c := range cs {
+		if i == failureListLimit {
+			parts = append(parts, fmt.Sprintf("and %d more", len(cs)-failureListLimit))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", c.Key, c.Action))
+	}
+	return strings.Join(parts, ", ")
+}

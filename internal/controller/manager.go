@@ -1,0 +1,124 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/discovery"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// NewScheme returns the scheme of the manager: client-go's kinds and OAM.
+func NewScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(v1beta1.AddToScheme(s))
+	return s
+}
+
+// Run starts the controller manager and blocks until ctx is done.
+func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
+	mgr, err := NewManager(cfg, opts)
+	if err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// NewManager builds the manager with every Steward controller registered.
+func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS = float32(opts.KubeAPIQPS)
+	cfg.Burst = opts.KubeAPIBurst
+	skip := opts.SkipNameValidation
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  NewScheme(),
+		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:  opts.HealthAddr,
+		LeaderElection:          opts.EnableLeaderElection,
+		LeaderElectionID:        opts.LeaderElectionID,
+		LeaderElectionNamespace: opts.LeaderElectionNS,
+		Cache:                   cache.Options{SyncPeriod: &opts.InformerSyncPeriod},
+		Controller:              ctrlConfig(skip),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	r, err := newApplicationReconciler(mgr, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	if err := setupDefinitionReconcilers(mgr, r.Renderer); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Options) (*ApplicationReconciler, error) {
+	direct, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return nil, fmt.Errorf("creating client: %w", err)
+	}
+	gvks, err := ParseGVKs(opts.CachedGVKs)
+	if err != nil {
+		return nil, err
+	}
+	return &ApplicationReconciler{
+		Client:         mgr.GetClient(),
+		Mapper:         mgr.GetRESTMapper(),
+		Clusters:       cluster.Hub{Client: cluster.NewManagedClient(direct, mgr.GetCache(), gvks)},
+		Trackers:       &tracker.Store{Client: mgr.GetClient(), Compression: v1beta1.CompressionType(opts.TrackerCompression)},
+		Renderer:       render.NewRenderer(),
+		Recorder:       mgr.GetEventRecorder("steward"),
+		ClusterVersion: clusterVersion(cfg),
+		Options:        opts,
+	}, nil
+}
+
+// clusterVersion reads the hub's version once for context.clusterVersion;
+// unknown when the server does not answer.
+func clusterVersion(cfg *rest.Config) render.ClusterVersion {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return render.ClusterVersion{}
+	}
+	v, err := dc.ServerVersion()
+	if err != nil {
+		return render.ClusterVersion{}
+	}
+	return render.ClusterVersion{Major: v.Major, Minor: v.Minor, GitVersion: v.GitVersion}
+}
+
+// appRateLimiter backs off failed Applications from one second to five
+// minutes, so that a broken Application never hot-loops.
+func appRateLimiter() workqueue.TypedRateLimiter[ctrl.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[ctrl.Request](time.Second, 5*time.Minute)
+}

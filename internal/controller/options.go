@@ -1,0 +1,114 @@
+package controller
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+)
+
+// Options configure the controller manager. Flag names and defaults follow
+// KubeVela's vela-core where it has the same setting, so operators can
+// carry their command lines over.
+type Options struct {
+	MetricsAddr          string
+	HealthAddr           string
+	EnableLeaderElection bool
+	LeaderElectionNS     string
+	LeaderElectionID     string
+	ReSyncPeriod         time.Duration
+	ReSyncJitter         float64
+	ConcurrentReconciles int
+	InformerSyncPeriod   time.Duration
+	KubeAPIQPS           float64
+	KubeAPIBurst         int
+	SystemDefinitionNS   string
+	RTDeleteOnlyTrigger  bool
+	CachedGVKs           []string
+	RevisionLimit        int
+	TrackerCompression   string
+	MinReconcileInterval time.Duration
+	// SkipNameValidation lets tests start several managers in one process.
+	SkipNameValidation bool
+}
+
+// NewOptions returns the defaults.
+func NewOptions() Options {
+	return Options{
+		MetricsAddr:          ":8080",
+		HealthAddr:           ":9440",
+		LeaderElectionID:     "steward-controller-leader",
+		ReSyncPeriod:         5 * time.Minute,
+		ReSyncJitter:         0.1,
+		ConcurrentReconciles: 4,
+		InformerSyncPeriod:   10 * time.Hour,
+		KubeAPIQPS:           50,
+		KubeAPIBurst:         100,
+		SystemDefinitionNS:   "vela-system",
+		RTDeleteOnlyTrigger:  true,
+		RevisionLimit:        10,
+		TrackerCompression:   string(v1beta1.CompressionNone),
+		MinReconcileInterval: 10 * time.Second,
+	}
+}
+
+// BindFlags registers the options as flags.
+func (o *Options) BindFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.MetricsAddr, "metrics-addr", o.MetricsAddr, "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	fs.StringVar(&o.HealthAddr, "health-addr", o.HealthAddr, "Address the health and readiness probes bind to; \"0\" disables them.")
+	fs.BoolVar(&o.EnableLeaderElection, "enable-leader-election", o.EnableLeaderElection, "Elect a leader so that only one replica reconciles.")
+	fs.StringVar(&o.LeaderElectionNS, "leader-election-namespace", o.LeaderElectionNS, "Namespace of the leader election lease (default: the pod's namespace).")
+	fs.DurationVar(&o.ReSyncPeriod, "application-re-sync-period", o.ReSyncPeriod, "How often every Application is re-applied from its trackers (StateKeep). Overridden per app by the app.oam.dev/reconcile-interval annotation.")
+	fs.Float64Var(&o.ReSyncJitter, "application-re-sync-jitter", o.ReSyncJitter, "Random spread of the re-sync period, as a fraction (0.1 = ±10%), so that many apps do not requeue at once.")
+	fs.IntVar(&o.ConcurrentReconciles, "concurrent-reconciles", o.ConcurrentReconciles, "Applications reconciled in parallel.")
+	fs.DurationVar(&o.InformerSyncPeriod, "informer-sync-period", o.InformerSyncPeriod, "Resync period of the informers of Steward's own kinds.")
+	fs.Float64Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Client-side rate limit of requests to the API server.")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Client-side burst of requests to the API server.")
+	fs.StringVar(&o.SystemDefinitionNS, "system-definition-namespace", o.SystemDefinitionNS, "Namespace searched for definitions after the Application's own namespace.")
+	fs.BoolVar(&o.RTDeleteOnlyTrigger, "optimize-enable-resource-tracker-delete-only-trigger", o.RTDeleteOnlyTrigger, "Reconcile an Application on changes of its ResourceTrackers only when one is being deleted.")
+	fs.StringSliceVar(&o.CachedGVKs, "optimize-cached-gvks", o.CachedGVKs, "Kinds of managed objects read from an informer cache instead of the API server, as Kind.version.group (Deployment.v1.apps, ConfigMap.v1). Each costs memory for every such object in the cluster.")
+	fs.IntVar(&o.RevisionLimit, "application-revision-limit", o.RevisionLimit, "Versioned resource trackers kept per Application as history.")
+	fs.StringVar(&o.TrackerCompression, "resource-tracker-compression", o.TrackerCompression, "How ResourceTrackers store managed resources: \"\" (none), gzip or zstd.")
+}
+
+// Validate reports options that cannot work.
+func (o Options) Validate() error {
+	if o.ReSyncPeriod < o.MinReconcileInterval {
+		return fmt.Errorf("--application-re-sync-period %s is under the minimum %s", o.ReSyncPeriod, o.MinReconcileInterval)
+	}
+	if o.ReSyncJitter < 0 || o.ReSyncJitter >= 1 {
+		return fmt.Errorf("--application-re-sync-jitter %v must be in [0, 1)", o.ReSyncJitter)
+	}
+	if o.ConcurrentReconciles < 1 {
+		return fmt.Errorf("--concurrent-reconciles must be at least 1")
+	}
+	switch v1beta1.CompressionType(o.TrackerCompression) {
+	case v1beta1.CompressionNone, v1beta1.CompressionGzip, v1beta1.CompressionZstd:
+	default:
+		return fmt.Errorf("--resource-tracker-compression %q: want \"\", gzip or zstd", o.TrackerCompression)
+	}
+	_, err := ParseGVKs(o.CachedGVKs)
+	return err
+}
+
+// ParseGVKs parses Kind.version.group values ("Deployment.v1.apps",
+// "ConfigMap.v1" for the core group).
+func ParseGVKs(values []string) ([]schema.GroupVersionKind, error) {
+	out := make([]schema.GroupVersionKind, 0, len(values))
+	for _, v := range values {
+		parts := strings.SplitN(v, ".", 3)
+		if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
+			return nil, fmt.Errorf("--optimize-cached-gvks %q: want Kind.version.group, for example Deployment.v1.apps", v)
+		}
+		gvk := schema.GroupVersionKind{Kind: parts[0], Version: parts[1]}
+		if len(parts) == 3 {
+			gvk.Group = parts[2]
+		}
+		out = append(out, gvk)
+	}
+	return out, nil
+}

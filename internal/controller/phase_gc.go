@@ -1,0 +1,147 @@
+package controller
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/apply"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// collectGarbage deletes what only older versions recorded, once the
+// current version is fully applied. Two phases: entries are first marked
+// deleted in their tracker, then their objects are deleted (only when the
+// live object is still ours, with UID and resourceVersion preconditions),
+// and entries are dropped once the deletion is confirmed. A failed delete
+// stays recorded and is retried on the next pass. Older trackers beyond
+// the revision limit are removed once they hold nothing left to delete.
+func (r *ApplicationReconciler) collectGarbage(ctx context.Context, s *scope) error {
+	if s.current == nil || len(s.keep.failures) > 0 || len(s.keep.waiting) > 0 || s.recordErr != nil {
+		s.gc.skipped = true
+		return nil
+	}
+	live, err := liveKeys(s.current, s.root)
+	if err != nil {
+		s.gc.skipped = true
+		return nil
+	}
+	applier := apply.Applier{Owner: apply.Owner{Name: s.app.Name, Namespace: s.app.Namespace}}
+	for i := range s.older {
+		if err := r.collectTracker(ctx, s, applier, &s.older[i], live); err != nil {
+			return err
+		}
+	}
+	return r.recycle(ctx, s)
+}
+
+// collectTracker handles the garbage of one older tracker.
+func (r *ApplicationReconciler) collectTracker(ctx context.Context, s *scope, applier apply.Applier, rt *v1beta1.ResourceTracker, live map[tracker.Key]bool) error {
+	entries, err := tracker.Entries(rt)
+	if err != nil {
+		s.gc.failures = append(s.gc.failures, objectFailure{Reason: v1beta1.ReasonDeleteFailed, Err: err})
+		return nil
+	}
+	garbage := map[tracker.Key]bool{}
+	for _, e := range entries {
+		if k := tracker.KeyOf(e); !live[k] && !e.SkipGC {
+			garbage[k] = true
+		}
+	}
+	if len(garbage) == 0 {
+		return nil
+	}
+	// Phase one: write down the intent before deleting anything.
+	marked := tracker.MarkDeleted(entries, garbage)
+	if err := r.Trackers.Save(ctx, rt, marked, 0); err != nil {
+		s.setRetry(err)
+		return err
+	}
+	// Phase two: delete, and drop what is confirmed gone.
+	drop := map[tracker.Key]bool{}
+	for _, e := range marked {
+		if e.Deleted && garbage[tracker.KeyOf(e)] && r.deleteEntry(ctx, s, applier, e, &s.gc.failures) {
+			drop[tracker.KeyOf(e)] = true
+		}
+	}
+	if len(drop) == 0 {
+		return nil
+	}
+	if err := r.Trackers.Save(ctx, rt, tracker.Remove(marked, drop), 0); err != nil {
+		s.setRetry(err)
+		return err
+	}
+	return nil
+}
+
+// recycle removes the oldest trackers beyond the revision limit, and
+// trackers left by an earlier Application of the same name, once they hold
+// no entry still waiting for deletion.
+func (r *ApplicationReconciler) recycle(ctx context.Context, s *scope) error {
+	keepHistory := r.Options.RevisionLimit
+	var mine []*v1beta1.ResourceTracker
+	for i := range s.older {
+		rt := &s.older[i]
+		if rt.Labels[v1beta1.LabelAppUID] != string(s.app.UID) {
+			if err := r.deleteIfSettled(ctx, s, rt); err != nil {
+				return err
+			}
+			continue
+		}
+		mine = append(mine, rt)
+	}
+	for i := 0; i < len(mine)-keepHistory; i++ {
+		if err := r.deleteIfSettled(ctx, s, mine[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *ApplicationReconciler) deleteIfSettled(ctx context.Context, s *scope, rt *v1beta1.ResourceTracker) error {
+	entries, err := tracker.Entries(rt)
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		if e.Deleted {
+			return nil
+		}
+	}
+	if err := r.Trackers.Delete(ctx, rt); err != nil {
+		s.setRetry(err)
+		return err
+	}
+	return nil
+}
+
+// liveKeys are the objects the current and root trackers want to exist.
+func liveKeys(rts ...*v1beta1.ResourceTracker) (map[tracker.Key]bool, error) {
+	out := map[tracker.Key]bool{}
+	for _, rt := range rts {
+		if rt == nil {
+			continue
+		}
+		entries, err := tracker.Entries(rt)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if !e.Deleted {
+				out[tracker.KeyOf(e)] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// refObject is a reference object (kind, namespace, name) for an entry.
+func refObject(e v1beta1.ManagedResource) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(e.APIVersion)
+	u.SetKind(e.Kind)
+	u.SetNamespace(e.Namespace)
+	u.SetName(e.Name)
+	return u
+}

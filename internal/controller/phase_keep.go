@@ -1,0 +1,188 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/apply"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// keepState applies every recorded object of the current and root
+// trackers: this is both the dispatch of a freshly recorded version and
+// StateKeep, which repairs drift on every pass without watching the
+// objects. Entries marked deleted are deleted and dropped once the
+// deletion is confirmed; metadata-only entries are skipped.
+func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) error {
+	applier := apply.Applier{Owner: apply.Owner{Name: s.app.Name, Namespace: s.app.Namespace}}
+	for _, rt := range []*v1beta1.ResourceTracker{s.current, s.root} {
+		if rt == nil {
+			continue
+		}
+		s.keep.ran = true
+		if err := r.keepTracker(ctx, s, applier, rt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *ApplicationReconciler) keepTracker(ctx context.Context, s *scope, applier apply.Applier, rt *v1beta1.ResourceTracker) error {
+	entries, err := tracker.Entries(rt)
+	if err != nil {
+		s.keep.failures = append(s.keep.failures, objectFailure{Reason: v1beta1.ReasonStateKeepFailed, Err: err})
+		return nil
+	}
+	deps := dependencies(s.app)
+	failed := map[string]bool{}
+	drop := map[tracker.Key]bool{}
+	for _, e := range entries {
+		key := tracker.KeyOf(e)
+		if e.Deleted {
+			if r.deleteEntry(ctx, s, applier, e, &s.keep.failures) {
+				drop[key] = true
+			}
+			continue
+		}
+		if e.Data == nil {
+			continue
+		}
+		if blocked := failedDependency(deps[e.Component], failed); blocked != "" {
+			s.keep.waiting = appendOnce(s.keep.waiting, e.Component)
+			continue
+		}
+		if err := r.applyEntry(ctx, s, applier, e); err != nil {
+			failed[e.Component] = true
+		}
+	}
+	if len(drop) == 0 {
+		return nil
+	}
+	if err := r.Trackers.Save(ctx, rt, tracker.Remove(entries, drop), 0); err != nil {
+		s.setRetry(err)
+		return err
+	}
+	return nil
+}
+
+// applyEntry applies one recorded manifest and records the outcome.
+func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, applier apply.Applier, e v1beta1.ManagedResource) error {
+	key := tracker.KeyOf(e)
+	fail := func(reason string, err error) error {
+		s.keep.failures = append(s.keep.failures, objectFailure{Key: key, Component: e.Component, Reason: reason, Err: err})
+		return err
+	}
+	obj, err := tracker.Manifest(e)
+	if err != nil {
+		return fail(v1beta1.ReasonStateKeepFailed, err)
+	}
+	c, err := r.Clusters.GetClient(ctx, e.Cluster)
+	if err != nil {
+		s.setRetry(err)
+		return fail(v1beta1.ReasonApplyFailed, err)
+	}
+	res, err := applier.Apply(ctx, c, obj, apply.Options{})
+	if err != nil {
+		reason := classifyApplyError(err)
+		if reason != v1beta1.ReasonOwnershipConflict {
+			s.setRetry(err)
+		}
+		return fail(reason, err)
+	}
+	s.keep.applied++
+	if res.Action != apply.Unchanged {
+		s.keep.changes = append(s.keep.changes, objectChange{Key: key, Action: res.Action})
+	}
+	return nil
+}
+
+// deleteEntry deletes the object of an entry and reports whether the entry
+// can be dropped: the object is gone, or it is not ours to delete.
+func (r *ApplicationReconciler) deleteEntry(ctx context.Context, s *scope, applier apply.Applier, e v1beta1.ManagedResource, failures *[]objectFailure) bool {
+	key := tracker.KeyOf(e)
+	c, err := r.Clusters.GetClient(ctx, e.Cluster)
+	if err == nil {
+		var res apply.Result
+		ref := refObject(e)
+		res, err = applier.Delete(ctx, c, ref)
+		if err == nil {
+			switch res.Action {
+			case apply.Gone, apply.Skipped:
+				return true
+			case apply.Deleted:
+				s.gc.deleted = append(s.gc.deleted, objectChange{Key: key, Action: apply.Deleted})
+				s.gc.pending = append(s.gc.pending, key)
+				return false
+			}
+		}
+	}
+	if meta.IsNoMatchError(err) {
+		// The kind is no longer served: no such object can exist.
+		return true
+	}
+	*failures = append(*failures, objectFailure{Key: key, Component: e.Component, Reason: v1beta1.ReasonDeleteFailed, Err: err})
+	s.setRetry(err)
+	return false
+}
+
+// classifyApplyError names the reason of a failed apply.
+func classifyApplyError(err error) string {
+	switch {
+	case meta.IsNoMatchError(err):
+		return v1beta1.ReasonKindNotFound
+	case errors.Is(err, apply.ErrNotOwned):
+		return v1beta1.ReasonOwnershipConflict
+	default:
+		return v1beta1.ReasonApplyFailed
+	}
+}
+
+// dependencies maps each component to the components it depends on.
+func dependencies(app *v1beta1.Application) map[string][]string {
+	out := make(map[string][]string, len(app.Spec.Components))
+	for _, c := range app.Spec.Components {
+		out[c.Name] = c.DependsOn
+	}
+	return out
+}
+
+func failedDependency(deps []string, failed map[string]bool) string {
+	for _, d := range deps {
+		if failed[d] {
+			return d
+		}
+	}
+	return ""
+}
+
+func appendOnce(list []string, v string) []string {
+	for _, x := range list {
+		if x == v {
+			return list
+		}
+	}
+	return append(list, v)
+}
+
+// describeFailures renders failures for a condition message.
+func describeFailures(fs []objectFailure, limit int) string {
+	msg := ""
+	for i, f := range fs {
+		if i == limit {
+			msg += fmt.Sprintf("; and %d more", len(fs)-limit)
+			break
+		}
+		if i > 0 {
+			msg += "; "
+		}
+		if f.Component != "" {
+			msg += fmt.Sprintf("component %q: ", f.Component)
+		}
+		msg += f.Err.Error()
+	}
+	return msg
+}

@@ -1,0 +1,83 @@
+package controller
+
+import (
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/apply"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// scope carries one reconcile pass of one Application. Phases only record
+// facts here; computeStatus turns the facts into status and conditions.
+type scope struct {
+	app *v1beta1.Application
+
+	// current is the versioned tracker being kept: the one of the
+	// Application's generation once recorded, else the newest earlier one.
+	current *v1beta1.ResourceTracker
+	// root records resources whose lifetime is the Application's.
+	root *v1beta1.ResourceTracker
+	// older are the versioned trackers before current, oldest first,
+	// including trackers left by an earlier Application of the same name.
+	older []v1beta1.ResourceTracker
+
+	// renderErr is why the current generation could not be rendered.
+	renderErr error
+	// recordErr is why the rendered objects could not be recorded.
+	recordErr error
+	// fresh is true when current was recorded in this pass, so applied
+	// changes are a dispatch rather than drift being repaired.
+	fresh bool
+
+	keep keepReport
+	gc   gcReport
+
+	// retryErr is returned from Reconcile so that the work queue retries
+	// with back-off; set for failures that may pass by themselves.
+	retryErr error
+	// intervalWarning explains an ignored reconcile-interval annotation.
+	intervalWarning string
+}
+
+func newScope(app *v1beta1.Application) *scope { return &scope{app: app} }
+
+// objectChange is one object a pass created, patched or deleted.
+type objectChange struct {
+	Key    tracker.Key
+	Action apply.Action
+}
+
+// objectFailure is one object a pass could not apply or delete.
+type objectFailure struct {
+	Key       tracker.Key
+	Component string
+	Reason    string
+	Err       error
+}
+
+// keepReport is what applying the current tracker did.
+type keepReport struct {
+	// ran is true when there was a tracker to keep.
+	ran      bool
+	applied  int
+	changes  []objectChange
+	failures []objectFailure
+	// waiting lists components skipped because a dependency failed.
+	waiting []string
+}
+
+// gcReport is what garbage collection did.
+type gcReport struct {
+	deleted  []objectChange
+	pending  []tracker.Key
+	failures []objectFailure
+	// skipped is true when the current version is not fully applied, so
+	// nothing was collected.
+	skipped bool
+}
+
+// setRetry remembers the first transient error of the pass.
+func (s *scope) setRetry(err error) {
+	if s.retryErr == nil {
+		s.retryErr = err
+	}
+}

@@ -1,0 +1,220 @@
+package controller
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// failureListLimit bounds how many failed objects a condition message names.
+const failureListLimit = 5
+
+// computeStatus turns the facts of a pass into the Application's status.
+// It is pure: the same facts give the same status, and conditions only
+// move their transition time when their status changes.
+func computeStatus(s *scope, now time.Time) {
+	st := &s.app.Status
+	st.ObservedGeneration = s.app.Generation
+	gen := s.app.Generation
+	set := func(c metav1.Condition) {
+		c.ObservedGeneration = gen
+		c.LastTransitionTime = metav1.NewTime(now)
+		meta.SetStatusCondition(&st.Conditions, c)
+	}
+	set(renderedCondition(s))
+	set(dispatchedCondition(s))
+	set(stateKeptCondition(s))
+	set(garbageCollectedCondition(s))
+	set(readyCondition(st.Conditions))
+	st.Phase = phaseOf(st.Conditions)
+	if s.current != nil {
+		st.LatestRevision = &v1beta1.Revision{
+			Name:     revisionName(s.app.Name, s.current.Spec.ApplicationGeneration),
+			Revision: s.current.Spec.ApplicationGeneration,
+		}
+	}
+	st.Services, st.AppliedResources = servicesAndResources(s)
+}
+
+func renderedCondition(s *scope) metav1.Condition {
+	c := metav1.Condition{Type: v1beta1.ConditionRendered, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
+		Message: fmt.Sprintf("generation %d rendered", s.app.Generation)}
+	if s.renderErr != nil {
+		c.Status = metav1.ConditionFalse
+		c.Reason = v1beta1.ReasonRenderFailed
+		if re, ok := s.renderErr.(*render.Error); ok && re.Reason != "" {
+			c.Reason = re.Reason
+		}
+		c.Message = s.renderErr.Error()
+		if s.current != nil {
+			c.Message += fmt.Sprintf("; generation %d stays applied", s.current.Spec.ApplicationGeneration)
+		}
+	}
+	return c
+}
+
+func dispatchedCondition(s *scope) metav1.Condition {
+	c := metav1.Condition{Type: v1beta1.ConditionDispatched, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded}
+	switch {
+	case s.recordErr != nil:
+		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonRecordFailed
+		c.Message = s.recordErr.Error()
+	case s.renderErr != nil:
+		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonRenderFailed
+		c.Message = fmt.Sprintf("generation %d was not rendered, so it was not dispatched", s.app.Generation)
+	case len(s.keep.failures) > 0:
+		c.Status, c.Reason = metav1.ConditionFalse, s.keep.failures[0].Reason
+		c.Message = describeFailures(s.keep.failures, failureListLimit)
+		if c.Reason == v1beta1.ReasonKindNotFound {
+			c.Message += "; install the CustomResourceDefinition that serves the kind"
+		}
+	case len(s.keep.waiting) > 0:
+		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonDependencyNotReady
+		c.Message = "waiting for dependencies of components " + strings.Join(s.keep.waiting, ", ")
+	case !s.keep.ran:
+		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonProgressing
+		c.Message = "nothing recorded yet"
+	default:
+		c.Message = fmt.Sprintf("%d objects applied", s.keep.applied)
+	}
+	return c
+}
+
+func stateKeptCondition(s *scope) metav1.Condition {
+	c := metav1.Condition{Type: v1beta1.ConditionStateKept, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
+		Message: "every recorded object matches its manifest"}
+	if len(s.keep.failures) > 0 || !s.keep.ran {
+		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonStateKeepFailed
+		c.Message = "not every recorded object could be applied"
+		if !s.keep.ran {
+			c.Message = "nothing recorded yet"
+		}
+	}
+	return c
+}
+
+func garbageCollectedCondition(s *scope) metav1.Condition {
+	c := metav1.Condition{Type: v1beta1.ConditionGarbageCollected, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
+		Message: "nothing left to delete"}
+	switch {
+	case len(s.gc.failures) > 0:
+		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonDeleteFailed
+		c.Message = describeFailures(s.gc.failures, failureListLimit) + "; the objects stay recorded and deletion is retried"
+	case len(s.gc.pending) > 0:
+		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonProgressing
+		c.Message = fmt.Sprintf("waiting for %d objects to go: %s", len(s.gc.pending), keysString(s.gc.pending, failureListLimit))
+	case s.gc.skipped:
+		c.Status, c.Reason = metav1.ConditionUnknown, v1beta1.ReasonProgressing
+		c.Message = "waiting for the current version to be applied before deleting what older versions created"
+	}
+	return c
+}
+
+// readyCondition summarises the others: the first one that is not True
+// gives Ready its reason and message.
+func readyCondition(conds []metav1.Condition) metav1.Condition {
+	for _, t := range []string{v1beta1.ConditionRendered, v1beta1.ConditionDispatched, v1beta1.ConditionStateKept} {
+		if c := meta.FindStatusCondition(conds, t); c != nil && c.Status != metav1.ConditionTrue {
+			return metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: c.Reason, Message: c.Message}
+		}
+	}
+	return metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
+		Message: "rendered, dispatched and kept"}
+}
+
+func phaseOf(conds []metav1.Condition) v1beta1.ApplicationPhase {
+	switch {
+	case meta.IsStatusConditionTrue(conds, v1beta1.ConditionReady):
+		return v1beta1.ApplicationRunning
+	case meta.IsStatusConditionFalse(conds, v1beta1.ConditionRendered):
+		return v1beta1.ApplicationRendering
+	case meta.IsStatusConditionFalse(conds, v1beta1.ConditionDispatched):
+		return v1beta1.ApplicationWorkflowFailed
+	default:
+		return v1beta1.ApplicationRunningWorkflow
+	}
+}
+
+// servicesAndResources reports each component of the kept version and
+// every object it records. Without a health policy a component is healthy
+// when all of its objects were applied, as in KubeVela.
+func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1beta1.ClusterObjectReference) {
+	var services []v1beta1.ApplicationComponentStatus
+	var refs []v1beta1.ClusterObjectReference
+	byName := map[string]int{}
+	failed := map[string]string{}
+	for _, f := range s.keep.failures {
+		if f.Component != "" && failed[f.Component] == "" {
+			failed[f.Component] = f.Err.Error()
+		}
+	}
+	for _, rt := range []*v1beta1.ResourceTracker{s.current, s.root} {
+		if rt == nil {
+			continue
+		}
+		entries, err := tracker.Entries(rt)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if e.Deleted {
+				continue
+			}
+			refs = append(refs, v1beta1.ClusterObjectReference{Cluster: e.Cluster, Creator: "workflow",
+				APIVersion: e.APIVersion, Kind: e.Kind, Namespace: e.Namespace, Name: e.Name})
+			if e.Component == "" {
+				continue
+			}
+			if _, ok := byName[e.Component]; !ok {
+				byName[e.Component] = len(services)
+				services = append(services, v1beta1.ApplicationComponentStatus{Name: e.Component, Namespace: e.Namespace,
+					Cluster: e.Cluster, Healthy: true})
+			}
+			svc := &services[byName[e.Component]]
+			if e.Trait == "" && svc.WorkloadDefinition == nil {
+				svc.WorkloadDefinition = &v1beta1.GroupVersionKindRef{APIVersion: e.APIVersion, Kind: e.Kind}
+				svc.Namespace = e.Namespace
+			}
+			if e.Trait != "" && !hasTrait(svc.Traits, e.Trait) {
+				svc.Traits = append(svc.Traits, v1beta1.ApplicationTraitStatus{Type: e.Trait, Healthy: true})
+			}
+		}
+	}
+	for i := range services {
+		if msg, bad := failed[services[i].Name]; bad {
+			services[i].Healthy = false
+			services[i].Message = msg
+		}
+	}
+	sort.SliceStable(services, func(i, j int) bool { return services[i].Name < services[j].Name })
+	return services, refs
+}
+
+func hasTrait(ts []v1beta1.ApplicationTraitStatus, t string) bool {
+	for _, x := range ts {
+		if x.Type == t {
+			return true
+		}
+	}
+	return false
+}
+
+func keysString(keys []tracker.Key, limit int) string {
+	parts := make([]string, 0, min(len(keys), limit))
+	for i, k := range keys {
+		if i == limit {
+			parts = append(parts, fmt.Sprintf("and %d more", len(keys)-limit))
+			break
+		}
+		parts = append(parts, k.String())
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,152 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"go.uber.org/zap/zapcore"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/yaml"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+)
+
+// The suite runs one real kube-apiserver and etcd (envtest) for the package;
+// each test starts its own manager with the options it needs.
+var (
+	testCfg    *rest.Config
+	testClient client.Client
+)
+
+func TestMain(m *testing.M) {
+	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests with `make test`, which builds kube-apiserver and etcd into bin/k8s")
+		os.Exit(1)
+	}
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd")},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting envtest:", err)
+		os.Exit(1)
+	}
+	testCfg = cfg
+	testClient, err = client.New(cfg, client.Options{Scheme: NewScheme()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+func zapLevel() zapcore.Level {
+	if os.Getenv("STEWARD_TEST_LOGS") != "" {
+		return -4
+	}
+	return 5
+}
+
+// testOptions are fast options for tests: short re-sync, no servers.
+func testOptions() Options {
+	o := NewOptions()
+	o.MetricsAddr = "0"
+	o.HealthAddr = "0"
+	o.ReSyncPeriod = 2 * time.Second
+	o.MinReconcileInterval = time.Second
+	o.ReSyncJitter = 0
+	o.SkipNameValidation = true
+	return o
+}
+
+// startManager runs a manager with opts on cfg until the test ends.
+func startManager(t *testing.T, cfg *rest.Config, opts Options) {
+	t.Helper()
+	mgr, err := NewManager(cfg, opts)
+	if err != nil {
+		t.Fatalf("creating manager: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+	t.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+// newNamespace creates a namespace for one test, holding its own
+// definitions so tests do not share state.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	name := strings.ToLower(strings.ReplaceAll(t.Name(), "_", "-"))
+	name = strings.ReplaceAll(name, "/", "-")
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	name = strings.Trim(name, "-") + fmt.Sprintf("-%d", time.Now().UnixNano()%100000)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := testClient.Create(context.Background(), ns); err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	installTestDefinitions(t, name)
+	return name
+}
+
+// createFromYAML creates the object described by doc in namespace ns.
+func createFromYAML(t *testing.T, ns, doc string, obj client.Object) {
+	t.Helper()
+	if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
+		t.Fatalf("decoding %s: %v", doc, err)
+	}
+	obj.SetNamespace(ns)
+	if err := testClient.Create(context.Background(), obj); err != nil {
+		t.Fatalf("creating %s: %v", obj.GetName(), err)
+	}
+}
+
+// eventually polls cond until it returns nil or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		if last = cond(); last == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, last)
+}
+
+// getApp reads an Application.
+func getApp(t *testing.T, ns, name string) *v1beta1.Application {
+	t.Helper()
+	app := &v1beta1.Application{}
+	if err := testClient.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, app); err != nil {
+		t.Fatalf("reading application: %v", err)
+	}
+	return app
+}
+
+var _ runtime.Object = &v1beta1.Application{}

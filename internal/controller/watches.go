@@ -1,0 +1,146 @@
+package controller
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+)
+
+// kubectlLastApplied is written by `kubectl apply` together with a spec
+// change; on its own it means nothing to Steward.
+const kubectlLastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+func ctrlConfig(skipNameValidation bool) config.Controller {
+	return config.Controller{SkipNameValidation: &skipNameValidation}
+}
+
+// SetupWithManager registers the fixed watch set: Applications, their
+// ResourceTrackers and the definitions. No rendered kind is watched.
+func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	defs := builder.WithPredicates(predicate.GenerationChangedPredicate{})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("application").
+		For(&v1beta1.Application{}, builder.WithPredicates(applicationChanged())).
+		Watches(&v1beta1.ResourceTracker{}, handler.EnqueueRequestsFromMapFunc(trackerToApplication),
+			builder.WithPredicates(trackerEvents(r.Options.RTDeleteOnlyTrigger))).
+		Watches(&v1beta1.ComponentDefinition{}, handler.EnqueueRequestsFromMapFunc(r.applicationsWaitingFor), defs).
+		Watches(&v1beta1.TraitDefinition{}, handler.EnqueueRequestsFromMapFunc(r.applicationsWaitingFor), defs).
+		Watches(&v1beta1.PolicyDefinition{}, handler.EnqueueRequestsFromMapFunc(r.applicationsWaitingFor), defs).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: r.Options.ConcurrentReconciles,
+			RateLimiter:             appRateLimiter(),
+		}).
+		Complete(r)
+}
+
+// applicationChanged passes events that can change what Steward does: a
+// new spec (generation), deletion, and label or annotation changes. Status
+// writes, managedFields and resourceVersion churn, and Steward's own
+// finalizer update are dropped, so the controller never loops on its own
+// writes.
+func applicationChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return true },
+		DeleteFunc: func(event.DeleteEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, n := e.ObjectOld, e.ObjectNew
+			switch {
+			case o.GetGeneration() != n.GetGeneration():
+				return true
+			case o.GetDeletionTimestamp().IsZero() != n.GetDeletionTimestamp().IsZero():
+				return true
+			case !stringMapsEqual(o.GetLabels(), n.GetLabels(), ""):
+				return true
+			default:
+				return !stringMapsEqual(o.GetAnnotations(), n.GetAnnotations(), kubectlLastApplied)
+			}
+		},
+		GenericFunc: func(event.GenericEvent) bool { return true },
+	}
+}
+
+// trackerEvents passes tracker events. With the delete-only trigger (the
+// default) only deletions pass: Steward writes trackers itself on every
+// dispatch and must not be woken by its own writes, but a tracker deleted
+// by someone else must be re-created at once.
+func trackerEvents(deleteOnly bool) predicate.Predicate {
+	if !deleteOnly {
+		return predicate.Funcs{}
+	}
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		DeleteFunc: func(event.DeleteEvent) bool { return true },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
+		},
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// trackerToApplication maps a tracker to its Application by labels.
+func trackerToApplication(_ context.Context, obj client.Object) []reconcile.Request {
+	l := obj.GetLabels()
+	name, ns := l[v1beta1.LabelAppName], l[v1beta1.LabelAppNamespace]
+	if name == "" || ns == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}
+
+// applicationsWaitingFor maps a changed definition to the Applications
+// whose last render failed, in the definition's namespace or, for a
+// definition of the system namespace, in any namespace: a definition
+// installed or fixed after the fact lets them proceed without waiting for
+// the re-sync period. Applications that rendered fine keep the version they
+// rendered until their spec changes, as in KubeVela.
+func (r *ApplicationReconciler) applicationsWaitingFor(ctx context.Context, def client.Object) []reconcile.Request {
+	var apps v1beta1.ApplicationList
+	var opts []client.ListOption
+	if def.GetNamespace() != r.Options.SystemDefinitionNS {
+		opts = append(opts, client.InNamespace(def.GetNamespace()))
+	}
+	if err := r.Client.List(ctx, &apps, opts...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list applications for a changed definition")
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range apps.Items {
+		app := &apps.Items[i]
+		if meta.IsStatusConditionFalse(app.Status.Conditions, v1beta1.ConditionRendered) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(app)})
+		}
+	}
+	return out
+}
+
+// stringMapsEqual compares two maps, ignoring one key.
+func stringMapsEqual(a, b map[string]string, ignore string) bool {
+	count := 0
+	for k, v := range a {
+		if k == ignore {
+			continue
+		}
+		count++
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	for k := range b {
+		if k != ignore {
+			count--
+		}
+	}
+	return count == 0
+}

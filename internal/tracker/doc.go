@@ -1,0 +1,15 @@
+// Package tracker names, reads and writes ResourceTrackers, the record of
+// every object an Application rendered.
+//
+// Usage:
+//
+//	s := tracker.NewStore(c)
+//	rt, err := s.Ensure(ctx, app, tracker.Versioned(app.Generation))
+//	err = s.Record(ctx, rt, entries)
+//
+// Implementation notes: tracker names are derived from the Application's
+// name and namespace in a way that never collides between different pairs
+// (see Name). Entries are keyed by cluster, group, kind, namespace and name.
+// Writes are merge patches carrying the resourceVersion read, so a write
+// never overwrites a concurrent one: the caller gets a conflict and retries.
+package tracker

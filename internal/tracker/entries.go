@@ -1,0 +1,142 @@
+package tracker
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+)
+
+// Key identifies one object in one cluster. The API version is left out on
+// purpose: the same object read through two versions of its group is one
+// object.
+type Key struct {
+	Cluster   string
+	Group     string
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// String renders the key for messages: "Deployment default/web" with the
+// cluster when it is not the local one.
+func (k Key) String() string {
+	s := k.Kind
+	if k.Group != "" {
+		s += "." + k.Group
+	}
+	s += " "
+	if k.Namespace != "" {
+		s += k.Namespace + "/"
+	}
+	s += k.Name
+	if k.Cluster != "" {
+		s += " (cluster " + k.Cluster + ")"
+	}
+	return s
+}
+
+// KeyOf returns the key of an entry.
+func KeyOf(mr v1beta1.ManagedResource) Key {
+	gv, _ := schema.ParseGroupVersion(mr.APIVersion)
+	return Key{Cluster: mr.Cluster, Group: gv.Group, Kind: mr.Kind, Namespace: mr.Namespace, Name: mr.Name}
+}
+
+// KeyOfObject returns the key of a rendered object in a cluster.
+func KeyOfObject(cluster string, obj *unstructured.Unstructured) Key {
+	gvk := obj.GroupVersionKind()
+	return Key{Cluster: cluster, Group: gvk.Group, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// Entry builds a tracker entry holding the full rendered manifest.
+func Entry(cluster, component, trait string, obj *unstructured.Unstructured) (v1beta1.ManagedResource, error) {
+	raw, err := json.Marshal(obj.Object)
+	if err != nil {
+		return v1beta1.ManagedResource{}, fmt.Errorf("encoding %s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	return v1beta1.ManagedResource{
+		ClusterObjectReference: v1beta1.ClusterObjectReference{
+			Cluster:    cluster,
+			APIVersion: obj.GetAPIVersion(),
+			Kind:       obj.GetKind(),
+			Namespace:  obj.GetNamespace(),
+			Name:       obj.GetName(),
+		},
+		OAMObjectReference: v1beta1.OAMObjectReference{Component: component, Trait: trait},
+		Data:               &runtime.RawExtension{Raw: raw},
+	}, nil
+}
+
+// Manifest decodes the rendered manifest of an entry; nil for
+// metadata-only entries.
+func Manifest(mr v1beta1.ManagedResource) (*unstructured.Unstructured, error) {
+	if mr.Data == nil || len(mr.Data.Raw) == 0 {
+		return nil, nil
+	}
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(mr.Data.Raw); err != nil {
+		return nil, fmt.Errorf("decoding recorded %s: %w", KeyOf(mr), err)
+	}
+	return obj, nil
+}
+
+// Index maps keys to entries of one or more trackers.
+type Index map[Key]v1beta1.ManagedResource
+
+// IndexOf indexes entries.
+func IndexOf(entries []v1beta1.ManagedResource) Index {
+	idx := make(Index, len(entries))
+	for _, e := range entries {
+		idx[KeyOf(e)] = e
+	}
+	return idx
+}
+
+// Merge returns entries with every entry of add recorded: an entry with the
+// same key is replaced (and so un-marked as deleted), a new one appended.
+// The order of existing entries is kept so that diffs stay small.
+func Merge(entries, add []v1beta1.ManagedResource) []v1beta1.ManagedResource {
+	pos := make(map[Key]int, len(entries))
+	out := make([]v1beta1.ManagedResource, len(entries), len(entries)+len(add))
+	copy(out, entries)
+	for i, e := range out {
+		pos[KeyOf(e)] = i
+	}
+	for _, e := range add {
+		k := KeyOf(e)
+		if i, ok := pos[k]; ok {
+			out[i] = e
+			continue
+		}
+		pos[k] = len(out)
+		out = append(out, e)
+	}
+	return out
+}
+
+// Remove returns entries without the given keys.
+func Remove(entries []v1beta1.ManagedResource, drop map[Key]bool) []v1beta1.ManagedResource {
+	out := make([]v1beta1.ManagedResource, 0, len(entries))
+	for _, e := range entries {
+		if !drop[KeyOf(e)] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// MarkDeleted returns entries with the given keys marked deleted.
+func MarkDeleted(entries []v1beta1.ManagedResource, keys map[Key]bool) []v1beta1.ManagedResource {
+	out := make([]v1beta1.ManagedResource, len(entries))
+	for i, e := range entries {
+		if keys[KeyOf(e)] {
+			e.Deleted = true
+		}
+		out[i] = e
+	}
+	return out
+}
