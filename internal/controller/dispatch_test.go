@@ -52,7 +52,7 @@ func waitReady(t *testing.T, ns, name string) *v1beta1.Application {
 func TestDispatch_CreatesObjectsWithRenderedSpecAndOwnershipLabels(t *testing.T) {
 	ns := newNamespace(t)
 	startManager(t, testCfg, testOptions())
-	createFromYAML(t, ns, webApp, &v1beta1.Application{})
+	createApp(t, ns, webApp)
 	app := waitReady(t, ns, "web")
 	ctx := context.Background()
 
@@ -120,14 +120,14 @@ func TestRecord_EntryIsWrittenBeforeApply(t *testing.T) {
 	// tracker already lists the object.
 	ns := newNamespace(t)
 	startManager(t, testCfg, testOptions())
-	createFromYAML(t, ns, `
+	createApp(t, ns, `
 apiVersion: core.oam.dev/v1beta1
 kind: Application
 metadata: {name: gadget}
 spec:
   components:
     - {name: gadget, type: test-widget, properties: {size: 2}}
-`, &v1beta1.Application{})
+`)
 
 	var app *v1beta1.Application
 	eventually(t, 30*time.Second, "Dispatched=False with KindNotFound", func() error {

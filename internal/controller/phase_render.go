@@ -163,7 +163,10 @@ func entriesOf(app *v1beta1.Application, res *render.Result, namespaced func(*un
 		}
 		for i, obj := range objs {
 			obj = obj.DeepCopy()
-			if obj.GetNamespace() == "" && namespaced(obj) {
+			switch {
+			case !namespaced(obj):
+				obj.SetNamespace("")
+			case obj.GetNamespace() == "":
 				obj.SetNamespace(app.Namespace)
 			}
 			labels := obj.GetLabels()
@@ -231,4 +234,3 @@ func orderByDependencies(comps []render.Component) []render.Component {
 // revisionName is the name of an application revision, as KubeVela names
 // it: "<app>-v<generation>".
 func revisionName(app string, gen int64) string { return fmt.Sprintf("%s-v%d", app, gen) }
-

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"go.uber.org/zap/zapcore"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
@@ -125,6 +125,30 @@ func createFromYAML(t *testing.T, ns, doc string, obj client.Object) {
 	}
 }
 
+// createApp creates an Application from doc in ns and, when the test ends
+// and while its manager still runs, deletes it and waits until it is gone,
+// so that later tests' managers do not see it.
+func createApp(t *testing.T, ns, doc string) *v1beta1.Application {
+	t.Helper()
+	app := &v1beta1.Application{}
+	createFromYAML(t, ns, doc, app)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if err := testClient.Delete(ctx, app); err != nil {
+			return
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			if err := testClient.Get(ctx, client.ObjectKeyFromObject(app), &v1beta1.Application{}); err != nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("application %s/%s was not deleted within 30s", app.Namespace, app.Name)
+	})
+	return app
+}
+
 // eventually polls cond until it returns nil or timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
@@ -150,3 +174,5 @@ func getApp(t *testing.T, ns, name string) *v1beta1.Application {
 }
 
 var _ runtime.Object = &v1beta1.Application{}
+
+var errNotYet = fmt.Errorf("not yet")

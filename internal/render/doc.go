@@ -5,7 +5,30 @@
 //
 //	r := render.NewRenderer()
 //	res, err := r.Render(app, defs, render.AppContext{AppRevision: "web-v1"})
+//	var rerr *render.Error
+//	if errors.As(err, &rerr) {
+//		// rerr.Reason, rerr.Component, rerr.Trait, rerr.Path say what to fix
+//	}
 //
 // The package is pure: it reads no cluster and does no I/O, so the
 // controller and `steward render` share one code path.
+//
+// Implementation notes:
+//
+//   - Each definition's template is parsed and compiled once into its own
+//     CUE context (compile.go) and cached by kind, namespace, name and UID;
+//     the entry is replaced when the resourceVersion or the template hash
+//     changes. CUE values are not safe for concurrent evaluation, so each
+//     cached template has a mutex; different definitions render in
+//     parallel.
+//   - Evaluation (evaluate.go) fills `context` and `parameter` with JSON
+//     compiled into the template's context, checks `parameter`, `errs`,
+//     and exports `output`, `outputs`, `patch` and `patchOutputs` as plain
+//     Go data. Nothing CUE leaves the evaluation.
+//   - Trait patches (patch.go) are applied in Go to that data, following
+//     KubeVela's strategic unification and its comment directives
+//     (+patchKey, +patchStrategy=retainKeys|replace|jsonPatch|jsonMergePatch),
+//     which CUE keeps as doc comments on the evaluated fields.
+//   - objects.go gives objects their default name and namespace and the
+//     bookkeeping labels.
 package render

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"flag"
+
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/steward-oam/steward/internal/controller"
+)
+
+// newControllerCommand runs the controller manager against the cluster of
+// the current kubeconfig (or in-cluster config).
+func newControllerCommand() *cobra.Command {
+	opts := controller.NewOptions()
+	zapOpts := zap.Options{}
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run the Application controller manager",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			setupLogging(&zapOpts)
+			cfg, err := ctrl.GetConfig()
+			if err != nil {
+				return err
+			}
+			return controller.Run(ctrl.SetupSignalHandler(), cfg, opts)
+		},
+	}
+	opts.BindFlags(cmd.Flags())
+	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
+	zapOpts.BindFlags(gofs)
+	cmd.Flags().AddGoFlagSet(gofs)
+	return cmd
+}

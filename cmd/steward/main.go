@@ -1,0 +1,35 @@
+// Command steward is Steward's single binary: the controller manager and
+// the command-line tools. Each subcommand turns flags into options and
+// calls into internal/; no logic lives here.
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+func main() {
+	if err := newRootCommand().Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "steward",
+		Short:         "Steward delivers OAM Applications with resource trackers",
+		SilenceUsage:  true,
+		SilenceErrors: false,
+	}
+	root.AddCommand(newControllerCommand(), newUpCommand(), newRenderCommand())
+	return root
+}
+
+// setupLogging installs the controller-runtime logger with zap options
+// bound to flags.
+func setupLogging(opts *zap.Options) {
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(opts)))
+}

@@ -1,0 +1,134 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+)
+
+// waitNotReady waits for Ready=False with reason and returns the message.
+func waitNotReady(t *testing.T, ns, name, reason string) string {
+	t.Helper()
+	var msg string
+	eventually(t, 30*time.Second, name+" Ready=False "+reason, func() error {
+		app := getApp(t, ns, name)
+		c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionReady)
+		if c == nil || c.Status != "False" || c.Reason != reason || app.Status.ObservedGeneration != app.Generation {
+			return fmt.Errorf("ready = %+v", c)
+		}
+		msg = c.Message
+		return nil
+	})
+	return msg
+}
+
+func TestBadInput_ReportedOnTheApplicationWithoutHarmingOthers(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	// A healthy neighbour in the same namespace keeps working throughout.
+	createApp(t, ns, webApp)
+
+	for _, tc := range []struct {
+		name, component, reason string
+		mention                 []string
+	}{
+		{"unknown-type", `{name: c1, type: no-such-type, properties: {image: x}}`, v1beta1.ReasonDefinitionNotFound,
+			[]string{`"c1"`, "no-such-type"}},
+		{"unknown-trait", `{name: c2, type: test-worker, properties: {image: x}, traits: [{type: no-such-trait}]}`, v1beta1.ReasonDefinitionNotFound,
+			[]string{`"c2"`, "no-such-trait"}},
+		{"cue-error", `{name: c3, type: test-broken, properties: {value: x}}`, "",
+			[]string{`"c3"`}},
+		{"bad-properties", `{name: c4, type: test-worker, properties: {image: 42}}`, v1beta1.ReasonInvalidProperties,
+			[]string{`"c4"`, "image"}},
+		{"missing-property", `{name: c5, type: test-worker, properties: {greeting: hi}}`, v1beta1.ReasonInvalidProperties,
+			[]string{`"c5"`, "image"}},
+		{"missing-crd", `{name: c6, type: test-widget}`, v1beta1.ReasonKindNotFound,
+			[]string{"Widget", "CustomResourceDefinition"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			createApp(t, ns, fmt.Sprintf("metadata: {name: %s}\nspec: {components: [%s]}\n", tc.name, tc.component))
+			var msg string
+			eventually(t, 30*time.Second, "Ready=False", func() error {
+				app := getApp(t, ns, tc.name)
+				c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionReady)
+				if c == nil || c.Status != "False" || (tc.reason != "" && c.Reason != tc.reason) {
+					return fmt.Errorf("ready = %+v", c)
+				}
+				msg = c.Message
+				return nil
+			})
+			for _, m := range tc.mention {
+				if !strings.Contains(msg, m) {
+					t.Errorf("message %q does not mention %s", msg, m)
+				}
+			}
+			app := getApp(t, ns, tc.name)
+			if app.Status.Phase == v1beta1.ApplicationRunning {
+				t.Errorf("phase = running for a broken app")
+			}
+			ready := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionReady)
+			waitEvent(t, ns, tc.name, ready.Reason)
+		})
+	}
+	waitReady(t, ns, "web")
+}
+
+func TestBadInput_RenderFailureKeepsThePreviousVersion(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, webApp)
+	waitReady(t, ns, "web")
+
+	app := getApp(t, ns, "web")
+	app.Spec.Components[0].Type = "no-such-type"
+	if err := testClient.Update(context.Background(), app); err != nil {
+		t.Fatal(err)
+	}
+	waitNotReady(t, ns, "web", v1beta1.ReasonDefinitionNotFound)
+	// Several passes later the objects of the previous version are all
+	// still there and kept.
+	time.Sleep(4 * time.Second)
+	if _, err := getDeployment(t, ns, "web"); err != nil {
+		t.Fatalf("a render failure deleted the running Deployment: %v", err)
+	}
+	dep, _ := getDeployment(t, ns, "web")
+	if err := testClient.Delete(context.Background(), dep); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 15*time.Second, "the previous version kept by StateKeep", func() error {
+		_, err := getDeployment(t, ns, "web")
+		return err
+	})
+}
+
+func TestBadInput_MissingDefinitionInstalledLater(t *testing.T) {
+	ns := newNamespace(t)
+	opts := testOptions()
+	opts.ReSyncPeriod = time.Hour // only the definition watch can wake the app
+	startManager(t, testCfg, opts)
+	createApp(t, ns, `
+metadata: {name: late}
+spec:
+  components:
+    - {name: late, type: test-late, properties: {image: nginx}}
+`)
+	waitNotReady(t, ns, "late", v1beta1.ReasonDefinitionNotFound)
+	def := &v1beta1.ComponentDefinition{}
+	createFromYAML(t, ns, `
+metadata: {name: test-late}
+spec:
+  workload: {definition: {apiVersion: v1, kind: ConfigMap}}
+  schematic:
+    cue:
+      template: |
+        output: {apiVersion: "v1", kind: "ConfigMap", metadata: name: context.name, data: image: parameter.image}
+        parameter: image: string
+`, def)
+	waitReady(t, ns, "late")
+}

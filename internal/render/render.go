@@ -1,0 +1,225 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+)
+
+// auxiliaryWorkload is the trait type KubeVela labels a component
+// definition's own outputs with.
+const auxiliaryWorkload = "AuxiliaryWorkload"
+
+// Render renders every component of app with its traits. It fails on the
+// first component or trait that does not render, with an *Error naming it;
+// a failed render returns no partial result, so nothing is applied from it.
+func (r *Renderer) Render(app *v1beta1.Application, defs Definitions, actx AppContext) (*Result, error) {
+	base := appContext(app, actx)
+	res := &Result{Components: make([]Component, 0, len(app.Spec.Components))}
+	for i := range app.Spec.Components {
+		comp, err := r.renderComponent(app, &app.Spec.Components[i], defs, base, actx)
+		if err != nil {
+			return nil, err
+		}
+		res.Components = append(res.Components, *comp)
+	}
+	return res, nil
+}
+
+// componentState is a component while its traits apply: the workload and
+// the auxiliaries so far.
+type componentState struct {
+	workload map[string]any
+	aux      []Auxiliary
+	objects  []map[string]any // aux objects, parallel to aux
+}
+
+func (r *Renderer) renderComponent(app *v1beta1.Application, ac *v1beta1.ApplicationComponent,
+	defs Definitions, base map[string]any, actx AppContext) (*Component, error) {
+	named := func(e *Error, trait string) *Error {
+		e.Component, e.Trait = ac.Name, trait
+		if e.Definition == "" {
+			e.Definition = ac.Type
+			if trait != "" {
+				e.Definition = trait
+			}
+		}
+		return e
+	}
+	def := defs.Components[ac.Type]
+	if def == nil {
+		return nil, named(&Error{Reason: v1beta1.ReasonDefinitionNotFound,
+			Err: fmt.Errorf("component type %q has no ComponentDefinition", ac.Type)}, "")
+	}
+	ctx := componentContext(base, ac.Name, actx.AppRevisionNum)
+	ev, rerr := r.evaluateDefinition(KindComponent, &def.ObjectMeta, def.Spec.Schematic, ac.Properties, ctx)
+	if rerr != nil {
+		return nil, named(rerr, "")
+	}
+	st := &componentState{workload: ev.output}
+	for _, o := range ev.outputs {
+		st.add("", o)
+	}
+
+	for _, t := range sortTraits(ac.Traits, defs) {
+		tdef := defs.Traits[t.Type]
+		if tdef == nil {
+			return nil, named(&Error{Reason: v1beta1.ReasonDefinitionNotFound,
+				Err: fmt.Errorf("trait type %q has no TraitDefinition", t.Type)}, t.Type)
+		}
+		if err := r.applyTrait(st, tdef, t, ctx); err != nil {
+			return nil, named(err, t.Type)
+		}
+	}
+
+	out := &Component{Name: ac.Name, Type: ac.Type, DependsOn: slices.Clone(ac.DependsOn)}
+	meta := objectMeta{app: app, component: ac.Name, revision: actx.AppRevision}
+	if st.workload != nil {
+		obj, err := meta.workload(st.workload, ac.Type)
+		if err != nil {
+			return nil, named(renderErr("output", err), "")
+		}
+		out.Workload = obj
+	}
+	for i, a := range st.aux {
+		obj, err := meta.auxiliary(st.objects[i], a)
+		if err != nil {
+			return nil, named(renderErr("outputs."+a.Name, err), a.Trait)
+		}
+		a.Object = obj
+		out.Auxiliaries = append(out.Auxiliaries, a)
+	}
+	return out, nil
+}
+
+// applyTrait evaluates one trait against the component state: its outputs
+// become auxiliaries, its patch changes the workload and its patchOutputs
+// change auxiliaries by name.
+func (r *Renderer) applyTrait(st *componentState, def *v1beta1.TraitDefinition, t v1beta1.ApplicationTrait, compCtx map[string]any) *Error {
+	ctx := st.context(compCtx)
+	ev, rerr := r.evaluateDefinition(KindTrait, &def.ObjectMeta, def.Spec.Schematic, t.Properties, ctx)
+	if rerr != nil {
+		return rerr
+	}
+	for _, o := range ev.outputs {
+		st.add(t.Type, o)
+	}
+	if ev.patch != nil {
+		if st.workload == nil {
+			return renderErr("patch", fmt.Errorf("the component has no workload to patch"))
+		}
+		w, err := ev.patch.apply(st.workload)
+		if err != nil {
+			return renderErr("patch", fmt.Errorf("patch: %w", err))
+		}
+		st.workload = w
+	}
+	for _, po := range ev.patchOutputs {
+		for i, a := range st.aux {
+			if a.Name != po.name {
+				continue
+			}
+			o, err := po.patch.apply(st.objects[i])
+			if err != nil {
+				return renderErr("patchOutputs."+po.name, fmt.Errorf("patchOutputs.%s: %w", po.name, err))
+			}
+			st.objects[i] = o
+		}
+	}
+	return nil
+}
+
+func (st *componentState) add(trait string, o namedObject) {
+	st.aux = append(st.aux, Auxiliary{Trait: trait, Name: o.name})
+	st.objects = append(st.objects, o.object)
+}
+
+// context is the trait's context: the component's plus output and outputs.
+func (st *componentState) context(compCtx map[string]any) map[string]any {
+	ctx := make(map[string]any, len(compCtx)+2)
+	for k, v := range compCtx {
+		ctx[k] = v
+	}
+	if st.workload != nil {
+		ctx["output"] = st.workload
+	}
+	if len(st.aux) > 0 {
+		outs := make(map[string]any, len(st.aux))
+		for i, a := range st.aux {
+			outs[a.Name] = st.objects[i]
+		}
+		ctx["outputs"] = outs
+	}
+	return ctx
+}
+
+// evaluateDefinition decodes properties and evaluates a definition's CUE
+// template with them.
+func (r *Renderer) evaluateDefinition(kind string, meta *metav1.ObjectMeta, schematic *v1beta1.Schematic,
+	props *runtime.RawExtension, ctx map[string]any) (*evaluation, *Error) {
+	if schematic == nil || schematic.CUE == nil {
+		return nil, renderErr("", fmt.Errorf("%s %q has no CUE template; only CUE schematics are supported", kind, meta.Name))
+	}
+	params, err := decodeProperties(props)
+	if err != nil {
+		return nil, &Error{Reason: v1beta1.ReasonInvalidProperties, Err: err}
+	}
+	c := r.template(kind, meta, schematic.CUE.Template)
+	return c.evaluate(params, ctx)
+}
+
+// decodeProperties reads properties as JSON data; absent is an empty object.
+func decodeProperties(props *runtime.RawExtension) (map[string]any, error) {
+	if props == nil || len(props.Raw) == 0 || string(props.Raw) == "null" {
+		return map[string]any{}, nil
+	}
+	v, err := decodeJSON(props.Raw)
+	if err != nil {
+		return nil, fmt.Errorf("properties are not valid JSON: %w", err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("properties must be an object, got %s", jsonType(v))
+	}
+	return m, nil
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case nil:
+		return "null"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// sortTraits orders traits by stage (PreDispatch, default, PostDispatch),
+// keeping declared order within a stage. Unknown types sort as default and
+// fail when applied.
+func sortTraits(traits []v1beta1.ApplicationTrait, defs Definitions) []v1beta1.ApplicationTrait {
+	rank := func(t v1beta1.ApplicationTrait) int {
+		def := defs.Traits[t.Type]
+		if def == nil {
+			return 1
+		}
+		switch def.Spec.Stage {
+		case v1beta1.TraitStagePreDispatch:
+			return 0
+		case v1beta1.TraitStagePostDispatch:
+			return 2
+		}
+		return 1
+	}
+	out := slices.Clone(traits)
+	slices.SortStableFunc(out, func(a, b v1beta1.ApplicationTrait) int { return rank(a) - rank(b) })
+	return out
+}
