@@ -48,6 +48,10 @@ const (
 	// ReasonDependencyNotReady: a component waits for a component it
 	// depends on.
 	ReasonDependencyNotReady = "DependencyNotReady"
+	// ReasonInvalidPolicy: a policy's properties do not fit its type.
+	ReasonInvalidPolicy = "InvalidPolicy"
+	// ReasonResourceMissing: a read-only resource does not exist.
+	ReasonResourceMissing = "ResourceMissing"
 	// ReasonStateKeepFailed: StateKeep could not re-apply a recorded object.
 	ReasonStateKeepFailed = "StateKeepFailed"
 	// ReasonDeleting: the Application is being deleted.

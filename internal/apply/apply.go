@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,6 +28,13 @@ type Owner struct {
 type Options struct {
 	// TakeOver adopts an existing object no Application owns.
 	TakeOver bool
+	// KeepLiveFields are field paths ("spec.replicas",
+	// "spec.template.spec.containers[0].image") whose live values win over
+	// the manifest (apply-once). "*" leaves an existing object alone.
+	KeepLiveFields []string
+	// Shared lets several Applications share the object: the first one
+	// writes it, the others only join its shared-by list.
+	Shared bool
 }
 
 // Applier applies objects for one Application.
@@ -48,6 +56,13 @@ func (a Applier) Apply(ctx context.Context, c client.Client, desired *unstructur
 	live.SetGroupVersionKind(desired.GroupVersionKind())
 	err = c.Get(ctx, client.ObjectKeyFromObject(desired), live)
 	if apierrors.IsNotFound(err) {
+		if opts.Shared {
+			shared := desired.DeepCopy()
+			setSharedBy(shared, a.Owner.key())
+			if modified, err = withLastApplied(shared); err != nil {
+				return Result{}, err
+			}
+		}
 		if err := c.Create(ctx, modified); err != nil {
 			return Result{}, fmt.Errorf("creating %s: %w", describe(desired), err)
 		}
@@ -56,8 +71,24 @@ func (a Applier) Apply(ctx context.Context, c client.Client, desired *unstructur
 	if err != nil {
 		return Result{}, fmt.Errorf("reading %s: %w", describe(desired), err)
 	}
+	if opts.Shared && !a.Owns(live) && live.GetLabels()[v1beta1.LabelAppName] != "" {
+		return a.joinShared(ctx, c, live)
+	}
 	if err := a.checkOwner(live, opts); err != nil {
 		return Result{Live: live}, err
+	}
+	if slices.Contains(opts.KeepLiveFields, "*") {
+		return Result{Action: Unchanged, Live: live}, nil
+	}
+	if len(opts.KeepLiveFields) > 0 || opts.Shared {
+		desired = desired.DeepCopy()
+		keepLiveFields(desired, live, opts.KeepLiveFields)
+		if opts.Shared {
+			setSharedBy(desired, addSharer(sharedBy(live), a.Owner.key())...)
+		}
+		if modified, err = withLastApplied(desired); err != nil {
+			return Result{}, err
+		}
 	}
 	pt, patch, err := threeWayPatch(desired.GroupVersionKind(), live, modified)
 	if err != nil {

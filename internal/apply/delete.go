@@ -27,7 +27,15 @@ func (a Applier) Delete(ctx context.Context, c client.Client, ref *unstructured.
 		return Result{}, fmt.Errorf("reading %s: %w", describe(ref), err)
 	}
 	if !a.Owns(live) {
+		// Not ours to delete; if we were one of its sharers, leave.
+		if _, err := a.leaveShared(ctx, c, live); err != nil {
+			return Result{}, err
+		}
 		return Result{Action: Skipped, Live: live}, nil
+	}
+	if others, err := a.leaveShared(ctx, c, live); err != nil || others {
+		// Another Application shares it: ownership moved on, nothing to delete.
+		return Result{Action: Skipped, Live: live}, err
 	}
 	if live.GetDeletionTimestamp() != nil {
 		return Result{Action: Deleted, Live: live}, nil

@@ -36,6 +36,8 @@ type ApplicationReconciler struct {
 	Options        Options
 
 	warned warnedIntervals
+	// hooks interrupt a pass in tests; nil in production.
+	hooks hooks
 }
 
 // +kubebuilder:rbac:groups=core.oam.dev,resources=applications,verbs=get;list;watch;update;patch

@@ -2,9 +2,13 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -19,50 +23,65 @@ import (
 const deletionPoll = 2 * time.Second
 
 // finalize deletes every object the Application's trackers record (except
-// skipGC entries, and all of them when the orphan finalizer is set), then
-// the trackers, then removes the finalizers. An entry is dropped only once
-// its object is confirmed gone; a failed delete is retried.
+// skipGC entries; with the orphan finalizer, objects are released instead:
+// left in place without ownership labels), then the trackers, then removes
+// the finalizers. An entry is dropped only once its object is confirmed
+// gone. A failed delete is retried; only objects in a cluster that stays
+// unreachable past --application-deletion-timeout are given up, and an
+// event names them.
 func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Application) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(app, v1beta1.FinalizerResourceTracker) {
 		return ctrl.Result{}, nil
 	}
+	if err := r.markDeleting(ctx, app); err != nil {
+		return ctrl.Result{}, err
+	}
 	s := newScope(app)
-	orphan := controllerutil.ContainsFinalizer(app, v1beta1.FinalizerOrphanResource)
 	trackers, err := r.Trackers.List(ctx, tracker.RefOf(app))
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	all, err := allEntries(trackers)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	applier := apply.Applier{Owner: apply.Owner{Name: app.Name, Namespace: app.Namespace}}
-	remaining := 0
-	for i := range trackers {
-		rt := &trackers[i]
-		entries, err := tracker.Entries(rt)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		drop := map[tracker.Key]bool{}
-		for _, e := range entries {
-			if orphan || e.SkipGC || r.deleteEntry(ctx, s, applier, e, &s.gc.failures) {
+	drop := map[tracker.Key]bool{}
+	var doomed []v1beta1.ManagedResource
+	orphan := controllerutil.ContainsFinalizer(app, v1beta1.FinalizerOrphanResource)
+	for _, e := range all {
+		switch {
+		case e.SkipGC:
+			drop[tracker.KeyOf(e)] = true
+		case orphan:
+			if r.releaseEntry(ctx, s, applier, e) {
 				drop[tracker.KeyOf(e)] = true
 			}
-		}
-		left := tracker.Remove(entries, drop)
-		remaining += len(left)
-		if len(left) == 0 {
-			if err := r.Trackers.Delete(ctx, rt); err != nil {
-				return ctrl.Result{}, err
-			}
-			continue
-		}
-		if err := r.Trackers.Save(ctx, rt, left, 0); err != nil {
-			return ctrl.Result{}, err
+		default:
+			doomed = append(doomed, e)
 		}
 	}
-	if len(s.gc.failures) > 0 {
-		return ctrl.Result{}, fmt.Errorf("deleting application %s/%s: %s", app.Namespace, app.Name, describeFailures(s.gc.failures, 3))
+	for k := range r.deleteInOrder(ctx, s, applier, doomed, &s.gc.failures) {
+		drop[k] = true
+	}
+	remaining, err := r.pruneTrackers(ctx, trackers, drop)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if remaining > 0 && !r.givingUp(app, s.gc.failures) {
+		if len(s.gc.failures) > 0 {
+			return ctrl.Result{}, fmt.Errorf("deleting application %s/%s: %s", app.Namespace, app.Name, describeFailures(s.gc.failures, 3))
+		}
+		return ctrl.Result{RequeueAfter: deletionPoll}, nil
 	}
 	if remaining > 0 {
-		return ctrl.Result{RequeueAfter: deletionPoll}, nil
+		r.Recorder.Eventf(app, nil, "Warning", v1beta1.ReasonDeleteFailed, "Delete",
+			"gave up after %s on objects in unreachable clusters, left behind: %s", r.Options.DeletionTimeout, describeFailures(s.gc.failures, 10))
+		for i := range trackers {
+			if err := r.Trackers.Delete(ctx, &trackers[i]); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 	}
 	patch := client.MergeFrom(app.DeepCopy())
 	controllerutil.RemoveFinalizer(app, v1beta1.FinalizerResourceTracker)
@@ -71,4 +90,104 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	return ctrl.Result{}, nil
+}
+
+// markDeleting shows the deletion in status once.
+func (r *ApplicationReconciler) markDeleting(ctx context.Context, app *v1beta1.Application) error {
+	if app.Status.Phase == v1beta1.ApplicationDeleting {
+		return nil
+	}
+	before := app.DeepCopy()
+	app.Status.Phase = v1beta1.ApplicationDeleting
+	ready := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1beta1.ReasonDeleting,
+		Message: "deleting the objects the application created", ObservedGeneration: app.Generation, LastTransitionTime: metav1.Now()}
+	setCondition(&app.Status.Conditions, ready)
+	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, app, client.MergeFrom(before)))
+}
+
+// releaseEntry strips the ownership labels of an entry's object; true when
+// the entry can be dropped.
+func (r *ApplicationReconciler) releaseEntry(ctx context.Context, s *scope, applier apply.Applier, e v1beta1.ManagedResource) bool {
+	c, err := r.Clusters.GetClient(ctx, e.Cluster)
+	if err == nil {
+		_, err = applier.Release(ctx, c, refObject(e))
+	}
+	if err != nil {
+		s.gc.failures = append(s.gc.failures, objectFailure{Key: tracker.KeyOf(e), Component: e.Component, Reason: v1beta1.ReasonDeleteFailed, Err: err})
+		return false
+	}
+	return true
+}
+
+// pruneTrackers drops the given entries from every tracker and deletes the
+// trackers left empty. It returns the number of entries left.
+func (r *ApplicationReconciler) pruneTrackers(ctx context.Context, trackers []v1beta1.ResourceTracker, drop map[tracker.Key]bool) (int, error) {
+	remaining := 0
+	for i := range trackers {
+		rt := &trackers[i]
+		entries, err := tracker.Entries(rt)
+		if err != nil {
+			return 0, err
+		}
+		left := tracker.Remove(entries, drop)
+		remaining += len(left)
+		if len(left) == 0 {
+			if err := r.Trackers.Delete(ctx, rt); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if err := r.Trackers.Save(ctx, rt, left, 0); err != nil {
+			return 0, err
+		}
+	}
+	return remaining, nil
+}
+
+// givingUp reports whether the deletion has waited long enough on objects
+// that only unreachable clusters hold.
+func (r *ApplicationReconciler) givingUp(app *v1beta1.Application, failures []objectFailure) bool {
+	if len(failures) == 0 || app.DeletionTimestamp == nil || time.Since(app.DeletionTimestamp.Time) < r.Options.DeletionTimeout {
+		return false
+	}
+	for _, f := range failures {
+		if !unreachable(f.Err) {
+			return false
+		}
+	}
+	return true
+}
+
+// unreachable reports errors that mean the cluster cannot be reached, as
+// opposed to a refusal (RBAC, admission) that a user must fix.
+func unreachable(err error) bool {
+	var netErr net.Error
+	var notRegistered *clusterError
+	return errors.As(err, &netErr) || utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.As(err, &notRegistered)
+}
+
+// clusterError marks a failure to get a cluster's client.
+type clusterError struct{ err error }
+
+func (e *clusterError) Error() string { return e.err.Error() }
+func (e *clusterError) Unwrap() error { return e.err }
+
+// allEntries returns the entries of all trackers, each key once.
+func allEntries(trackers []v1beta1.ResourceTracker) ([]v1beta1.ManagedResource, error) {
+	seen := map[tracker.Key]bool{}
+	var out []v1beta1.ManagedResource
+	for i := range trackers {
+		entries, err := tracker.Entries(&trackers[i])
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if k := tracker.KeyOf(e); !seen[k] {
+				seen[k] = true
+				out = append(out, e)
+			}
+		}
+	}
+	return out, nil
 }

@@ -32,6 +32,7 @@ type Options struct {
 	RevisionLimit        int
 	TrackerCompression   string
 	MinReconcileInterval time.Duration
+	DeletionTimeout      time.Duration
 	// SkipNameValidation lets tests start several managers in one process.
 	SkipNameValidation bool
 }
@@ -51,8 +52,9 @@ func NewOptions() Options {
 		SystemDefinitionNS:   "vela-system",
 		RTDeleteOnlyTrigger:  true,
 		RevisionLimit:        10,
-		TrackerCompression:   string(v1beta1.CompressionNone),
+		TrackerCompression:   string(v1beta1.CompressionZstd),
 		MinReconcileInterval: 10 * time.Second,
+		DeletionTimeout:      10 * time.Minute,
 	}
 }
 
@@ -72,6 +74,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.RTDeleteOnlyTrigger, "optimize-enable-resource-tracker-delete-only-trigger", o.RTDeleteOnlyTrigger, "Reconcile an Application on changes of its ResourceTrackers only when one is being deleted.")
 	fs.StringSliceVar(&o.CachedGVKs, "optimize-cached-gvks", o.CachedGVKs, "Kinds of managed objects read from an informer cache instead of the API server, as Kind.version.group (Deployment.v1.apps, ConfigMap.v1). Each costs memory for every such object in the cluster.")
 	fs.IntVar(&o.RevisionLimit, "application-revision-limit", o.RevisionLimit, "Versioned resource trackers kept per Application as history.")
+	fs.DurationVar(&o.DeletionTimeout, "application-deletion-timeout", o.DeletionTimeout, "How long a deleting Application waits for objects in unreachable clusters before it gives up on them (an event names what was left behind). Refused deletions (RBAC, admission) are retried without limit.")
 	fs.StringVar(&o.TrackerCompression, "resource-tracker-compression", o.TrackerCompression, "How ResourceTrackers store managed resources: \"\" (none), gzip or zstd.")
 }
 

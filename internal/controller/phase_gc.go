@@ -18,8 +18,14 @@ import (
 // stays recorded and is retried on the next pass. Older trackers beyond
 // the revision limit are removed once they hold nothing left to delete.
 func (r *ApplicationReconciler) collectGarbage(ctx context.Context, s *scope) error {
-	if s.current == nil || len(s.keep.failures) > 0 || len(s.keep.waiting) > 0 || s.recordErr != nil {
+	dispatched := len(s.keep.failures) == 0 && len(s.keep.waiting) == 0
+	if s.current == nil || s.recordErr != nil || (!dispatched && !s.rules.GC.ContinueOnFailure) {
 		s.gc.skipped = true
+		return nil
+	}
+	if s.rules.GC.KeepLegacyResource {
+		// Outdated versions and their objects are kept until the
+		// Application is deleted.
 		return nil
 	}
 	live, err := liveKeys(s.current, s.root)
@@ -58,13 +64,17 @@ func (r *ApplicationReconciler) collectTracker(ctx context.Context, s *scope, ap
 		s.setRetry(err)
 		return err
 	}
+	if err := r.hooks.call(hookAfterMark); err != nil {
+		return err
+	}
 	// Phase two: delete, and drop what is confirmed gone.
-	drop := map[tracker.Key]bool{}
+	var doomed []v1beta1.ManagedResource
 	for _, e := range marked {
-		if e.Deleted && garbage[tracker.KeyOf(e)] && r.deleteEntry(ctx, s, applier, e, &s.gc.failures) {
-			drop[tracker.KeyOf(e)] = true
+		if garbage[tracker.KeyOf(e)] {
+			doomed = append(doomed, e)
 		}
 	}
+	drop := r.deleteInOrder(ctx, s, applier, doomed, &s.gc.failures)
 	if len(drop) == 0 {
 		return nil
 	}
@@ -80,6 +90,9 @@ func (r *ApplicationReconciler) collectTracker(ctx context.Context, s *scope, ap
 // no entry still waiting for deletion.
 func (r *ApplicationReconciler) recycle(ctx context.Context, s *scope) error {
 	keepHistory := r.Options.RevisionLimit
+	if limit := s.rules.GC.ApplicationRevisionLimit; limit != nil && *limit >= 0 {
+		keepHistory = *limit
+	}
 	var mine []*v1beta1.ResourceTracker
 	for i := range s.older {
 		rt := &s.older[i]

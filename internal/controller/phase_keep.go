@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apply"
+	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
@@ -38,6 +42,7 @@ func (r *ApplicationReconciler) keepTracker(ctx context.Context, s *scope, appli
 		return nil
 	}
 	deps := dependencies(s.app)
+	types := componentTypes(s.app)
 	failed := map[string]bool{}
 	drop := map[tracker.Key]bool{}
 	for _, e := range entries {
@@ -55,7 +60,7 @@ func (r *ApplicationReconciler) keepTracker(ctx context.Context, s *scope, appli
 			s.keep.waiting = appendOnce(s.keep.waiting, e.Component)
 			continue
 		}
-		if err := r.applyEntry(ctx, s, applier, e); err != nil {
+		if err := r.applyEntry(ctx, s, applier, e, resourceOf(e, types)); err != nil {
 			failed[e.Component] = true
 		}
 	}
@@ -69,8 +74,10 @@ func (r *ApplicationReconciler) keepTracker(ctx context.Context, s *scope, appli
 	return nil
 }
 
-// applyEntry applies one recorded manifest and records the outcome.
-func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, applier apply.Applier, e v1beta1.ManagedResource) error {
+// applyEntry applies one recorded manifest, as the resource policies say,
+// and records the outcome. A read-only object is only checked for
+// existence.
+func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, applier apply.Applier, e v1beta1.ManagedResource, res policy.Resource) error {
 	key := tracker.KeyOf(e)
 	fail := func(reason string, err error) error {
 		s.keep.failures = append(s.keep.failures, objectFailure{Key: key, Component: e.Component, Reason: reason, Err: err})
@@ -85,7 +92,14 @@ func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, applie
 		s.setRetry(err)
 		return fail(v1beta1.ReasonApplyFailed, err)
 	}
-	res, err := applier.Apply(ctx, c, obj, apply.Options{})
+	if s.rules.ReadOnly(res) {
+		return r.checkReadOnly(ctx, s, c, e, obj)
+	}
+	result, err := applier.Apply(ctx, c, obj, apply.Options{
+		TakeOver:       s.rules.TakeOver(res),
+		Shared:         s.rules.Shared(res),
+		KeepLiveFields: s.rules.ApplyOncePaths(res, s.fresh),
+	})
 	if err != nil {
 		reason := classifyApplyError(err)
 		if reason != v1beta1.ReasonOwnershipConflict {
@@ -94,10 +108,32 @@ func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, applie
 		return fail(reason, err)
 	}
 	s.keep.applied++
-	if res.Action != apply.Unchanged {
-		s.keep.changes = append(s.keep.changes, objectChange{Key: key, Action: res.Action})
+	if result.Action != apply.Unchanged {
+		s.keep.changes = append(s.keep.changes, objectChange{Key: key, Action: result.Action})
 	}
 	return nil
+}
+
+// checkReadOnly verifies that a read-only object exists; Steward never
+// writes it.
+func (r *ApplicationReconciler) checkReadOnly(ctx context.Context, s *scope, c client.Client, e v1beta1.ManagedResource, obj *unstructured.Unstructured) error {
+	key := tracker.KeyOf(e)
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(obj.GroupVersionKind())
+	err := c.Get(ctx, client.ObjectKeyFromObject(obj), live)
+	if err == nil {
+		s.keep.applied++
+		return nil
+	}
+	reason := v1beta1.ReasonApplyFailed
+	if apierrors.IsNotFound(err) {
+		reason = v1beta1.ReasonResourceMissing
+		err = fmt.Errorf("read-only %s does not exist; create it, or remove it from the read-only policy", key)
+	} else {
+		s.setRetry(err)
+	}
+	s.keep.failures = append(s.keep.failures, objectFailure{Key: key, Component: e.Component, Reason: reason, Err: err})
+	return err
 }
 
 // deleteEntry deletes the object of an entry and reports whether the entry
@@ -105,7 +141,9 @@ func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, applie
 func (r *ApplicationReconciler) deleteEntry(ctx context.Context, s *scope, applier apply.Applier, e v1beta1.ManagedResource, failures *[]objectFailure) bool {
 	key := tracker.KeyOf(e)
 	c, err := r.Clusters.GetClient(ctx, e.Cluster)
-	if err == nil {
+	if err != nil {
+		err = &clusterError{err: err}
+	} else {
 		var res apply.Result
 		ref := refObject(e)
 		res, err = applier.Delete(ctx, c, ref)

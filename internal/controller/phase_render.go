@@ -5,54 +5,70 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
 // loadTrackers finds the Application's trackers: root, the current
-// versioned one and the older ones.
+// versioned one and the older ones. Current is the tracker of the version
+// the Application asks for (its publishVersion, else its generation) when
+// it exists, else the newest one of this Application; trackers left by an
+// earlier Application of the same name (another UID) are always older.
 func (r *ApplicationReconciler) loadTrackers(ctx context.Context, s *scope) error {
 	all, err := r.Trackers.List(ctx, tracker.RefOf(s.app))
 	if err != nil {
 		s.setRetry(err)
 		return err
 	}
+	want := tracker.Name(s.app.Name, s.app.Namespace, tracker.VersionOf(s.app))
 	var versioned []v1beta1.ResourceTracker
+	current := -1
 	for i := range all {
 		rt := all[i]
 		switch rt.Spec.Type {
 		case v1beta1.ResourceTrackerTypeRoot:
 			s.root = &rt
 		case v1beta1.ResourceTrackerTypeVersioned:
+			if rt.Labels[v1beta1.LabelAppUID] == string(s.app.UID) {
+				s.newestGeneration = max(s.newestGeneration, rt.Spec.ApplicationGeneration)
+				if rt.Name == want || current < 0 || versioned[current].Name != want {
+					current = len(versioned)
+				}
+			}
 			versioned = append(versioned, rt)
 		}
 	}
-	// The newest tracker of this Application (same UID) is current; every
-	// other one, including those of an earlier Application with the same
-	// name, is older.
-	for i := len(versioned) - 1; i >= 0; i-- {
-		if versioned[i].Labels[v1beta1.LabelAppUID] == string(s.app.UID) {
-			s.current = &versioned[i]
-			s.older = append(append(s.older, versioned[:i]...), versioned[i+1:]...)
-			return nil
-		}
+	if s.rules, s.rulesErr = policy.Parse(s.app); s.rulesErr != nil {
+		s.rules = &policy.Rules{}
 	}
-	s.older = versioned
+	for i := range versioned {
+		if i == current {
+			s.current = &versioned[i]
+			continue
+		}
+		s.older = append(s.older, versioned[i])
+	}
 	return nil
 }
 
-// renderAndRecord renders the Application's generation when its tracker
-// does not exist yet and records every object before anything is applied.
-// A render failure leaves the earlier version in place and kept.
+// renderAndRecord renders the version the Application asks for when its
+// tracker does not exist yet, and records every object before anything is
+// applied. When the tracker exists (the same generation, or a
+// publishVersion seen before: a rollback) its recorded manifests are kept
+// as they are, without rendering the current spec. A render failure leaves
+// the earlier version in place and kept.
 func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) error {
 	gen := s.app.Generation
-	if s.current != nil && s.current.Spec.ApplicationGeneration == gen &&
-		s.current.Name == tracker.Name(s.app.Name, s.app.Namespace, tracker.Versioned(gen)) {
+	kind := tracker.VersionOf(s.app)
+	if s.current != nil && s.current.Name == tracker.Name(s.app.Name, s.app.Namespace, kind) {
+		return r.reuseVersion(ctx, s)
+	}
+	if s.rulesErr != nil {
+		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: s.rulesErr}
 		return nil
 	}
 	defs, err := r.resolveDefinitions(ctx, s.app)
@@ -61,21 +77,29 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		return err
 	}
 	res, err := r.Renderer.Render(s.app, defs, render.AppContext{
-		AppRevision:    revisionName(s.app.Name, gen),
+		AppRevision:    revisionName(s.app, gen),
 		AppRevisionNum: gen,
-		PublishVersion: s.app.Annotations[v1beta1.AnnotationPublishVersion],
+		PublishVersion: kind.PublishVersion,
 		ClusterVersion: r.ClusterVersion,
 	})
 	if err != nil {
 		s.renderErr = err
 		return nil
 	}
-	entries, err := entriesOf(s.app, res, r.namespaced)
+	versioned, root, err := entriesOf(s.app, res, s.rules, r.namespaced)
 	if err != nil {
 		s.renderErr = err
 		return nil
 	}
-	rt, err := r.Trackers.Record(ctx, tracker.RefOf(s.app), tracker.Versioned(gen), gen, entries)
+	ref := tracker.RefOf(s.app)
+	if len(root) > 0 || s.root != nil {
+		if s.root, err = r.Trackers.Record(ctx, ref, tracker.Root(), gen, root, tracker.KeepMissing); err != nil {
+			s.recordErr = err
+			s.setRetry(err)
+			return nil
+		}
+	}
+	rt, err := r.Trackers.Record(ctx, ref, kind, gen, versioned, tracker.DeleteMissing)
 	if err != nil {
 		s.recordErr = err
 		s.setRetry(err)
@@ -86,6 +110,29 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 	}
 	s.current = rt
 	s.fresh = true
+	return r.hooks.call(hookAfterRecord)
+}
+
+// reuseVersion keeps the recorded version the Application asks for. A
+// publishVersion that is not the newest applied one is a rollback: its
+// manifests are applied again as a dispatch, and what only newer versions
+// created is garbage-collected.
+func (r *ApplicationReconciler) reuseVersion(ctx context.Context, s *scope) error {
+	gen := s.app.Generation
+	if s.current.Spec.ApplicationGeneration == gen {
+		return nil
+	}
+	s.rolledBack = s.current.Spec.ApplicationGeneration < s.newestGeneration
+	s.fresh = s.rolledBack
+	entries, err := tracker.Entries(s.current)
+	if err != nil {
+		s.recordErr = err
+		return nil
+	}
+	if err := r.Trackers.Save(ctx, s.current, entries, gen); err != nil {
+		s.recordErr = err
+		s.setRetry(err)
+	}
 	return nil
 }
 
@@ -145,92 +192,3 @@ func (r *ApplicationReconciler) lookup(ctx context.Context, namespace, name stri
 	}
 	return false, nil
 }
-
-// entriesOf turns a render result into tracker entries, components in
-// dependency order, each object carrying the ownership labels.
-func entriesOf(app *v1beta1.Application, res *render.Result, namespaced func(*unstructured.Unstructured) bool) ([]v1beta1.ManagedResource, error) {
-	var entries []v1beta1.ManagedResource
-	for _, comp := range orderByDependencies(res.Components) {
-		objs := make([]*unstructured.Unstructured, 0, len(comp.Auxiliaries)+1)
-		traits := make([]string, 0, cap(objs))
-		if comp.Workload != nil {
-			objs = append(objs, comp.Workload)
-			traits = append(traits, "")
-		}
-		for _, aux := range comp.Auxiliaries {
-			objs = append(objs, aux.Object)
-			traits = append(traits, aux.Trait)
-		}
-		for i, obj := range objs {
-			obj = obj.DeepCopy()
-			switch {
-			case !namespaced(obj):
-				obj.SetNamespace("")
-			case obj.GetNamespace() == "":
-				obj.SetNamespace(app.Namespace)
-			}
-			labels := obj.GetLabels()
-			if labels == nil {
-				labels = map[string]string{}
-			}
-			labels[v1beta1.LabelAppName] = app.Name
-			labels[v1beta1.LabelAppNamespace] = app.Namespace
-			labels[v1beta1.LabelAppComponent] = comp.Name
-			obj.SetLabels(labels)
-			e, err := tracker.Entry("", comp.Name, traits[i], obj)
-			if err != nil {
-				return nil, fmt.Errorf("component %q: %w", comp.Name, err)
-			}
-			entries = append(entries, e)
-		}
-	}
-	return entries, nil
-}
-
-// namespaced reports whether obj's kind is namespaced, from the RESTMapper
-// (discovery, cached). A kind the cluster does not serve yet counts as
-// namespaced; applying it fails with a clear condition anyway.
-func (r *ApplicationReconciler) namespaced(obj *unstructured.Unstructured) bool {
-	gvk := obj.GroupVersionKind()
-	m, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		return true
-	}
-	return m.Scope.Name() == meta.RESTScopeNameNamespace
-}
-
-// orderByDependencies returns components so that each comes after the
-// components it depends on; otherwise the declared order is kept. A cycle
-// keeps the declared order for the components in it.
-func orderByDependencies(comps []render.Component) []render.Component {
-	done := make(map[string]bool, len(comps))
-	byName := make(map[string]render.Component, len(comps))
-	for _, c := range comps {
-		byName[c.Name] = c
-	}
-	out := make([]render.Component, 0, len(comps))
-	visiting := map[string]bool{}
-	var visit func(c render.Component)
-	visit = func(c render.Component) {
-		if done[c.Name] || visiting[c.Name] {
-			return
-		}
-		visiting[c.Name] = true
-		for _, dep := range c.DependsOn {
-			if d, ok := byName[dep]; ok {
-				visit(d)
-			}
-		}
-		visiting[c.Name] = false
-		done[c.Name] = true
-		out = append(out, c)
-	}
-	for _, c := range comps {
-		visit(c)
-	}
-	return out
-}
-
-// revisionName is the name of an application revision, as KubeVela names
-// it: "<app>-v<generation>".
-func revisionName(app string, gen int64) string { return fmt.Sprintf("%s-v%d", app, gen) }

@@ -1,8 +1,12 @@
 package controller
 
 import (
+	"errors"
+
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apply"
+	"github.com/steward-oam/steward/internal/policy"
+	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
@@ -20,6 +24,16 @@ type scope struct {
 	// including trackers left by an earlier Application of the same name.
 	older []v1beta1.ResourceTracker
 
+	// newestGeneration is the highest generation any of this Application's
+	// versioned trackers was applied at.
+	newestGeneration int64
+	// rolledBack is true when an earlier publishVersion became current.
+	rolledBack bool
+	// rules are the resource policies of the Application.
+	rules *policy.Rules
+	// rulesErr is why the policies could not be read.
+	rulesErr error
+
 	// renderErr is why the current generation could not be rendered.
 	renderErr error
 	// recordErr is why the rendered objects could not be recorded.
@@ -36,6 +50,29 @@ type scope struct {
 	retryErr error
 	// intervalWarning explains an ignored reconcile-interval annotation.
 	intervalWarning string
+}
+
+// reasonError carries the condition reason of an error that is not a
+// render error.
+type reasonError struct {
+	reason string
+	err    error
+}
+
+func (e *reasonError) Error() string { return e.err.Error() }
+func (e *reasonError) Unwrap() error { return e.err }
+
+// reasonOf returns the condition reason carried by err, or fallback.
+func reasonOf(err error, fallback string) string {
+	var re *render.Error
+	if errors.As(err, &re) && re.Reason != "" {
+		return re.Reason
+	}
+	var oe *reasonError
+	if errors.As(err, &oe) {
+		return oe.reason
+	}
+	return fallback
 }
 
 func newScope(app *v1beta1.Application) *scope { return &scope{app: app} }

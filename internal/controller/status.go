@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
@@ -27,7 +26,7 @@ func computeStatus(s *scope, now time.Time) {
 	set := func(c metav1.Condition) {
 		c.ObservedGeneration = gen
 		c.LastTransitionTime = metav1.NewTime(now)
-		meta.SetStatusCondition(&st.Conditions, c)
+		setCondition(&st.Conditions, c)
 	}
 	set(renderedCondition(s))
 	set(dispatchedCondition(s))
@@ -36,10 +35,7 @@ func computeStatus(s *scope, now time.Time) {
 	set(readyCondition(st.Conditions))
 	st.Phase = phaseOf(st.Conditions)
 	if s.current != nil {
-		st.LatestRevision = &v1beta1.Revision{
-			Name:     revisionName(s.app.Name, s.current.Spec.ApplicationGeneration),
-			Revision: s.current.Spec.ApplicationGeneration,
-		}
+		st.LatestRevision = liveRevision(s.app, s.current)
 	}
 	st.Services, st.AppliedResources = servicesAndResources(s)
 }
@@ -49,10 +45,7 @@ func renderedCondition(s *scope) metav1.Condition {
 		Message: fmt.Sprintf("generation %d rendered", s.app.Generation)}
 	if s.renderErr != nil {
 		c.Status = metav1.ConditionFalse
-		c.Reason = v1beta1.ReasonRenderFailed
-		if re, ok := s.renderErr.(*render.Error); ok && re.Reason != "" {
-			c.Reason = re.Reason
-		}
+		c.Reason = reasonOf(s.renderErr, v1beta1.ReasonRenderFailed)
 		c.Message = s.renderErr.Error()
 		if s.current != nil {
 			c.Message += fmt.Sprintf("; generation %d stays applied", s.current.Spec.ApplicationGeneration)
@@ -217,4 +210,23 @@ func keysString(keys []tracker.Key, limit int) string {
 		parts = append(parts, k.String())
 	}
 	return strings.Join(parts, ", ")
+}
+
+// liveRevision names the version a tracker holds: "<app>-<publishVersion>"
+// for a published version, else "<app>-v<generation>".
+func liveRevision(app *v1beta1.Application, rt *v1beta1.ResourceTracker) *v1beta1.Revision {
+	rev := &v1beta1.Revision{Revision: rt.Spec.ApplicationGeneration}
+	if pv := rt.Annotations[v1beta1.AnnotationPublishVersion]; pv != "" {
+		rev.Name = app.Name + "-" + pv
+		rev.RevisionHash = pv
+		return rev
+	}
+	rev.Name = fmt.Sprintf("%s-v%d", app.Name, rt.Spec.ApplicationGeneration)
+	return rev
+}
+
+// setCondition sets c, moving its transition time only when its status
+// changes.
+func setCondition(conds *[]metav1.Condition, c metav1.Condition) {
+	meta.SetStatusCondition(conds, c)
 }

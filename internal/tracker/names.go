@@ -18,6 +18,9 @@ type Kind struct {
 	Type v1beta1.ResourceTrackerType
 	// Version is the application generation of a versioned tracker.
 	Version int64
+	// PublishVersion names a versioned tracker by the Application's
+	// app.oam.dev/publishVersion instead of its generation.
+	PublishVersion string
 }
 
 // Root is the tracker of resources whose lifetime is the Application's.
@@ -28,12 +31,29 @@ func Versioned(generation int64) Kind {
 	return Kind{Type: v1beta1.ResourceTrackerTypeVersioned, Version: generation}
 }
 
+// Published is the versioned tracker of an app.oam.dev/publishVersion.
+func Published(version string) Kind {
+	return Kind{Type: v1beta1.ResourceTrackerTypeVersioned, PublishVersion: version}
+}
+
+// VersionOf returns the versioned tracker kind of an Application: by
+// publishVersion when set, else by generation.
+func VersionOf(app *v1beta1.Application) Kind {
+	if pv := app.Annotations[v1beta1.AnnotationPublishVersion]; pv != "" {
+		return Published(pv)
+	}
+	return Versioned(app.Generation)
+}
+
 // ComponentRevision is the tracker of component revisions.
 func ComponentRevision() Kind { return Kind{Type: v1beta1.ResourceTrackerTypeComponentRevision} }
 
 func (k Kind) suffix() string {
 	switch k.Type {
 	case v1beta1.ResourceTrackerTypeVersioned:
+		if k.PublishVersion != "" {
+			return "pv-" + safeLabel(k.PublishVersion)
+		}
 		return "v" + strconv.FormatInt(k.Version, 10)
 	case v1beta1.ResourceTrackerTypeComponentRevision:
 		return "comprev"
@@ -68,4 +88,27 @@ func Labels(appName, appNamespace string, k Kind) map[string]string {
 		v1beta1.LabelAppNamespace: appNamespace,
 		v1beta1.LabelTrackerType:  string(k.Type),
 	}
+}
+
+// safeLabel turns a free-form version into a DNS label part. When it had
+// to change anything, a hash of the original keeps different versions
+// apart ("V1" and "v1").
+func safeLabel(v string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(v) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteRune('-')
+		}
+	}
+	out := strings.Trim(b.String(), "-")
+	if out == v && len(out) <= 40 {
+		return out
+	}
+	sum := sha256.Sum256([]byte(v))
+	if len(out) > 40 {
+		out = out[:40]
+	}
+	return strings.Trim(out, "-") + "-" + hex.EncodeToString(sum[:])[:8]
 }

@@ -11,6 +11,20 @@ import (
 	"github.com/steward-oam/steward/api/v1beta1"
 )
 
+// Missing says what Record does with entries a tracker had that the new
+// desired set lacks.
+type Missing int
+
+const (
+	// DeleteMissing marks them deleted: their objects are deleted and the
+	// entries dropped once that is confirmed (versioned trackers).
+	DeleteMissing Missing = iota
+	// KeepMissing keeps them as metadata-only entries: StateKeep no longer
+	// applies them, and they are deleted with the Application (the root
+	// tracker, whose objects live as long as the Application).
+	KeepMissing
+)
+
 // Record writes the desired entries into the tracker of kind k before
 // anything is applied, creating the tracker when missing. Entries the
 // tracker already had and desired lacks are kept, marked deleted: their
@@ -18,7 +32,7 @@ import (
 // deletion is confirmed, so nothing recorded is ever forgotten. A tracker
 // left by an earlier Application of the same name (another UID) is taken
 // over the same way.
-func (s *Store) Record(ctx context.Context, app AppRef, k Kind, generation int64, desired []v1beta1.ManagedResource) (*v1beta1.ResourceTracker, error) {
+func (s *Store) Record(ctx context.Context, app AppRef, k Kind, generation int64, desired []v1beta1.ManagedResource, missing Missing) (*v1beta1.ResourceTracker, error) {
 	name := Name(app.Name, app.Namespace, k)
 	rt := &v1beta1.ResourceTracker{}
 	err := s.Client.Get(ctx, client.ObjectKey{Name: name}, rt)
@@ -35,10 +49,15 @@ func (s *Store) Record(ctx context.Context, app AppRef, k Kind, generation int64
 	entries := append([]v1beta1.ManagedResource(nil), desired...)
 	want := IndexOf(desired)
 	for _, e := range existing {
-		if _, ok := want[KeyOf(e)]; !ok {
-			e.Deleted = true
-			entries = append(entries, e)
+		if _, ok := want[KeyOf(e)]; ok {
+			continue
 		}
+		if missing == KeepMissing {
+			e.Data = nil
+		} else {
+			e.Deleted = true
+		}
+		entries = append(entries, e)
 	}
 	if rt.Labels[v1beta1.LabelAppUID] != app.UID {
 		before := rt.DeepCopy()
@@ -57,8 +76,12 @@ func (s *Store) create(ctx context.Context, app AppRef, k Kind, generation int64
 	name := Name(app.Name, app.Namespace, k)
 	labels := Labels(app.Name, app.Namespace, k)
 	labels[v1beta1.LabelAppUID] = app.UID
+	var annotations map[string]string
+	if k.PublishVersion != "" {
+		annotations = map[string]string{v1beta1.AnnotationPublishVersion: k.PublishVersion}
+	}
 	rt := &v1beta1.ResourceTracker{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations},
 		Spec:       v1beta1.ResourceTrackerSpec{Type: k.Type, ApplicationGeneration: generation},
 	}
 	if err := Encode(&rt.Spec, entries, s.Compression); err != nil {

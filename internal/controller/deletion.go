@@ -1,0 +1,72 @@
+package controller
+
+import (
+	"context"
+	"sort"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/apply"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// kindClass orders deletions: workloads first (they use the rest), then
+// what exposes them, then configuration, and Namespaces and
+// CustomResourceDefinitions last, once everything else is gone (deleting
+// them first would delete their contents behind the tracker's back).
+func kindClass(kind string) int {
+	switch kind {
+	case "Namespace", "CustomResourceDefinition":
+		return 3
+	case "ConfigMap", "Secret", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding",
+		"PersistentVolumeClaim", "PersistentVolume", "StorageClass", "PriorityClass":
+		return 2
+	case "Service", "Ingress", "HTTPRoute", "Gateway", "NetworkPolicy", "HorizontalPodAutoscaler", "PodDisruptionBudget":
+		return 1
+	default:
+		return 0
+	}
+}
+
+const lastClass = 3
+
+// deletionOrder sorts entries for deletion: by kind class, and within a
+// class in reverse dependency order (entries are recorded in dependency
+// order, so a component's position in the list stands for its place).
+func deletionOrder(entries []v1beta1.ManagedResource) []v1beta1.ManagedResource {
+	pos := map[string]int{}
+	for i, e := range entries {
+		if _, ok := pos[e.Component]; !ok {
+			pos[e.Component] = i
+		}
+	}
+	out := append([]v1beta1.ManagedResource(nil), entries...)
+	sort.SliceStable(out, func(i, j int) bool {
+		ci, cj := kindClass(out[i].Kind), kindClass(out[j].Kind)
+		if ci != cj {
+			return ci < cj
+		}
+		return pos[out[i].Component] > pos[out[j].Component]
+	})
+	return out
+}
+
+// deleteInOrder deletes the objects of entries in deletion order and
+// returns the keys whose entries can be dropped (object gone, or not ours).
+// Namespaces and CRDs wait until every other object is confirmed gone.
+func (r *ApplicationReconciler) deleteInOrder(ctx context.Context, s *scope, applier apply.Applier, entries []v1beta1.ManagedResource, failures *[]objectFailure) map[tracker.Key]bool {
+	drop := map[tracker.Key]bool{}
+	othersLeft := false
+	for _, e := range deletionOrder(entries) {
+		last := kindClass(e.Kind) == lastClass
+		if last && othersLeft {
+			s.gc.pending = append(s.gc.pending, tracker.KeyOf(e))
+			continue
+		}
+		if r.deleteEntry(ctx, s, applier, e, failures) {
+			drop[tracker.KeyOf(e)] = true
+		} else if !last {
+			othersLeft = true
+		}
+	}
+	return drop
+}

@@ -1,0 +1,131 @@
+package controller
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/policy"
+	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// entriesOf turns a render result into tracker entries, components in
+// dependency order, each object carrying the ownership labels. Objects a
+// garbage-collect rule keeps for the Application's lifetime (onAppDelete,
+// never) go to the root tracker; never and read-only objects are marked
+// skipGC so that Steward never deletes them.
+func entriesOf(app *v1beta1.Application, res *render.Result, rules *policy.Rules, namespaced func(*unstructured.Unstructured) bool) (versioned, root []v1beta1.ManagedResource, err error) {
+	types := componentTypes(app)
+	for _, comp := range orderByDependencies(res.Components) {
+		objs := make([]*unstructured.Unstructured, 0, len(comp.Auxiliaries)+1)
+		traits := make([]string, 0, cap(objs))
+		if comp.Workload != nil {
+			objs = append(objs, comp.Workload)
+			traits = append(traits, "")
+		}
+		for _, aux := range comp.Auxiliaries {
+			objs = append(objs, aux.Object)
+			traits = append(traits, aux.Trait)
+		}
+		for i, obj := range objs {
+			obj = obj.DeepCopy()
+			switch {
+			case !namespaced(obj):
+				obj.SetNamespace("")
+			case obj.GetNamespace() == "":
+				obj.SetNamespace(app.Namespace)
+			}
+			labels := obj.GetLabels()
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels[v1beta1.LabelAppName] = app.Name
+			labels[v1beta1.LabelAppNamespace] = app.Namespace
+			labels[v1beta1.LabelAppComponent] = comp.Name
+			obj.SetLabels(labels)
+			e, err := tracker.Entry("", comp.Name, traits[i], obj)
+			if err != nil {
+				return nil, nil, fmt.Errorf("component %q: %w", comp.Name, err)
+			}
+			res := resourceOf(e, types)
+			strategy := rules.GCStrategy(res)
+			e.SkipGC = strategy == policy.Never || rules.ReadOnly(res)
+			if strategy == policy.OnAppUpdate {
+				versioned = append(versioned, e)
+			} else {
+				root = append(root, e)
+			}
+		}
+	}
+	return versioned, root, nil
+}
+
+// componentTypes maps component names to their types.
+func componentTypes(app *v1beta1.Application) map[string]string {
+	out := make(map[string]string, len(app.Spec.Components))
+	for _, c := range app.Spec.Components {
+		out[c.Name] = c.Type
+	}
+	return out
+}
+
+// resourceOf describes an entry for policy selectors.
+func resourceOf(e v1beta1.ManagedResource, types map[string]string) policy.Resource {
+	return policy.Resource{Component: e.Component, ComponentType: types[e.Component], Trait: e.Trait, Kind: e.Kind, Name: e.Name}
+}
+
+// namespaced reports whether obj's kind is namespaced, from the RESTMapper
+// (discovery, cached). A kind the cluster does not serve yet counts as
+// namespaced; applying it fails with a clear condition anyway.
+func (r *ApplicationReconciler) namespaced(obj *unstructured.Unstructured) bool {
+	gvk := obj.GroupVersionKind()
+	m, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return true
+	}
+	return m.Scope.Name() == meta.RESTScopeNameNamespace
+}
+
+// orderByDependencies returns components so that each comes after the
+// components it depends on; otherwise the declared order is kept. A cycle
+// keeps the declared order for the components in it.
+func orderByDependencies(comps []render.Component) []render.Component {
+	done := make(map[string]bool, len(comps))
+	byName := make(map[string]render.Component, len(comps))
+	for _, c := range comps {
+		byName[c.Name] = c
+	}
+	out := make([]render.Component, 0, len(comps))
+	visiting := map[string]bool{}
+	var visit func(c render.Component)
+	visit = func(c render.Component) {
+		if done[c.Name] || visiting[c.Name] {
+			return
+		}
+		visiting[c.Name] = true
+		for _, dep := range c.DependsOn {
+			if d, ok := byName[dep]; ok {
+				visit(d)
+			}
+		}
+		visiting[c.Name] = false
+		done[c.Name] = true
+		out = append(out, c)
+	}
+	for _, c := range comps {
+		visit(c)
+	}
+	return out
+}
+
+// revisionName is the name of the revision being rendered, as KubeVela
+// names it: "<app>-v<generation>", or "<app>-<publishVersion>".
+func revisionName(app *v1beta1.Application, gen int64) string {
+	if pv := app.Annotations[v1beta1.AnnotationPublishVersion]; pv != "" {
+		return app.Name + "-" + pv
+	}
+	return fmt.Sprintf("%s-v%d", app.Name, gen)
+}
