@@ -18,6 +18,7 @@ const (
 	eventGarbageCollected = "GarbageCollected"
 	eventReady            = "Ready"
 	eventInvalidInterval  = "InvalidReconcileInterval"
+	eventRolledBack       = "RolledBack"
 )
 
 // warnedIntervals remembers the last ignored reconcile-interval annotation
@@ -54,6 +55,9 @@ func (r *ApplicationReconciler) emitEvents(s *scope, before *v1beta1.Application
 			reason, verb = eventApplied, "applied"
 		}
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, reason, "Apply", "%s %s", verb, describeChanges(s.keep.changes))
+	}
+	if s.rolledBack && s.current != nil {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, eventRolledBack, "Rollback", "rolled back to %s: its recorded manifests are applied again", liveRevision(app, s.current).Name)
 	}
 	if len(s.gc.deleted) > 0 {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, eventGarbageCollected, "Delete", "deleted %s", describeChanges(s.gc.deleted))

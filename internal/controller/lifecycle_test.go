@@ -58,18 +58,11 @@ func TestGarbageCollection_RemovesWhatOnlyTheOldVersionHad(t *testing.T) {
 	if err := testClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-config"}, &corev1.ConfigMap{}); err != nil {
 		t.Errorf("the ConfigMap both versions have was deleted: %v", err)
 	}
-	// The old tracker no longer lists the Service: its deletion was
-	// confirmed.
-	eventually(t, 10*time.Second, "the v1 tracker to drop the Service", func() error {
-		for _, rt := range trackersOf(t, ns, "web") {
-			entries, _ := tracker.Entries(&rt)
-			for _, e := range entries {
-				if e.Kind == "Service" {
-					return fmt.Errorf("tracker %s still lists the Service (deleted=%v)", rt.Name, e.Deleted)
-				}
-			}
-		}
-		return nil
+	// The v1 tracker keeps the Service as history (a rollback to v1 needs
+	// it), no longer marked deleted once the deletion was confirmed; the
+	// current tracker does not list it.
+	eventually(t, 10*time.Second, "the Service entry settled as history", func() error {
+		return serviceEntryIsHistory(t, ns, "web")
 	})
 }
 
@@ -144,3 +137,25 @@ func TestDeletion_RemovesObjectsThenTrackers(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// serviceEntryIsHistory checks that only an older tracker lists the
+// Service, as settled history (not marked deleted).
+func serviceEntryIsHistory(t *testing.T, ns, app string) error {
+	t.Helper()
+	current := getApp(t, ns, app).Status.LatestRevision
+	for _, rt := range trackersOf(t, ns, app) {
+		entries, _ := tracker.Entries(&rt)
+		for _, e := range entries {
+			if e.Kind != "Service" {
+				continue
+			}
+			if current != nil && rt.Spec.ApplicationGeneration == current.Revision {
+				return fmt.Errorf("the current tracker %s still lists the Service", rt.Name)
+			}
+			if e.Deleted {
+				return fmt.Errorf("tracker %s still marks the Service deleted", rt.Name)
+			}
+		}
+	}
+	return nil
+}

@@ -100,6 +100,7 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 		Recorder:       mgr.GetEventRecorder("steward"),
 		ClusterVersion: clusterVersion(cfg),
 		Options:        opts,
+		hooks:          opts.testHooks,
 	}, nil
 }
 

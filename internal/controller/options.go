@@ -33,6 +33,8 @@ type Options struct {
 	TrackerCompression   string
 	MinReconcileInterval time.Duration
 	DeletionTimeout      time.Duration
+	// testHooks interrupt passes in tests; never set in production.
+	testHooks hooks
 	// SkipNameValidation lets tests start several managers in one process.
 	SkipNameValidation bool
 }

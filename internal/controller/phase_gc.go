@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -42,8 +43,17 @@ func (r *ApplicationReconciler) collectGarbage(ctx context.Context, s *scope) er
 	return r.recycle(ctx, s)
 }
 
-// collectTracker handles the garbage of one older tracker.
+// collectTracker handles the garbage of one older tracker. The older
+// tracker stays as history of what its version rendered (a rollback
+// applies it again): an entry whose object is confirmed gone is kept,
+// un-marked, and the tracker is stamped with the version it was collected
+// against so that later passes cost nothing until the live version
+// changes.
 func (r *ApplicationReconciler) collectTracker(ctx context.Context, s *scope, applier apply.Applier, rt *v1beta1.ResourceTracker, live map[tracker.Key]bool) error {
+	stamp := fmt.Sprintf("%s@%d", s.current.Name, s.current.Spec.ApplicationGeneration)
+	if rt.Annotations[annotationCollectedAgainst] == stamp {
+		return nil
+	}
 	entries, err := tracker.Entries(rt)
 	if err != nil {
 		s.gc.failures = append(s.gc.failures, objectFailure{Reason: v1beta1.ReasonDeleteFailed, Err: err})
@@ -55,30 +65,43 @@ func (r *ApplicationReconciler) collectTracker(ctx context.Context, s *scope, ap
 			garbage[k] = true
 		}
 	}
-	if len(garbage) == 0 {
-		return nil
-	}
-	// Phase one: write down the intent before deleting anything.
-	marked := tracker.MarkDeleted(entries, garbage)
-	if err := r.Trackers.Save(ctx, rt, marked, 0); err != nil {
-		s.setRetry(err)
-		return err
-	}
-	if err := r.hooks.call(hookAfterMark); err != nil {
-		return err
-	}
-	// Phase two: delete, and drop what is confirmed gone.
-	var doomed []v1beta1.ManagedResource
-	for _, e := range marked {
-		if garbage[tracker.KeyOf(e)] {
-			doomed = append(doomed, e)
+	if len(garbage) > 0 {
+		// Phase one: write down the intent before deleting anything.
+		marked := tracker.MarkDeleted(entries, garbage)
+		if err := r.Trackers.Save(ctx, rt, marked, 0); err != nil {
+			s.setRetry(err)
+			return err
+		}
+		if err := r.hooks.call(hookAfterMark); err != nil {
+			return err
+		}
+		// Phase two: delete; an entry is un-marked only once its object is
+		// confirmed gone.
+		var doomed []v1beta1.ManagedResource
+		for _, e := range marked {
+			if garbage[tracker.KeyOf(e)] {
+				doomed = append(doomed, e)
+			}
+		}
+		gone := r.deleteInOrder(ctx, s, applier, doomed, &s.gc.failures)
+		history := make([]v1beta1.ManagedResource, len(marked))
+		settled := true
+		for i, e := range marked {
+			if gone[tracker.KeyOf(e)] {
+				e.Deleted = false
+			}
+			settled = settled && !e.Deleted
+			history[i] = e
+		}
+		if err := r.Trackers.Save(ctx, rt, history, 0); err != nil {
+			s.setRetry(err)
+			return err
+		}
+		if !settled {
+			return nil
 		}
 	}
-	drop := r.deleteInOrder(ctx, s, applier, doomed, &s.gc.failures)
-	if len(drop) == 0 {
-		return nil
-	}
-	if err := r.Trackers.Save(ctx, rt, tracker.Remove(marked, drop), 0); err != nil {
+	if err := r.Trackers.Annotate(ctx, rt, annotationCollectedAgainst, stamp); err != nil {
 		s.setRetry(err)
 		return err
 	}
@@ -148,6 +171,10 @@ func liveKeys(rts ...*v1beta1.ResourceTracker) (map[tracker.Key]bool, error) {
 	}
 	return out, nil
 }
+
+// annotationCollectedAgainst stamps an older tracker with the live version
+// ("<tracker>@<generation>") its garbage was last collected against.
+const annotationCollectedAgainst = "app.oam.dev/collected-against"
 
 // refObject is a reference object (kind, namespace, name) for an entry.
 func refObject(e v1beta1.ManagedResource) *unstructured.Unstructured {

@@ -129,6 +129,11 @@ func (r *ApplicationReconciler) reuseVersion(ctx context.Context, s *scope) erro
 		s.recordErr = err
 		return nil
 	}
+	// Entries garbage collection marked while this version was older are
+	// wanted again.
+	for i := range entries {
+		entries[i].Deleted = false
+	}
 	if err := r.Trackers.Save(ctx, s.current, entries, gen); err != nil {
 		s.recordErr = err
 		s.setRetry(err)

@@ -95,6 +95,27 @@ func startManager(t *testing.T, cfg *rest.Config, opts Options) {
 	t.Cleanup(func() { cancel(); wg.Wait() })
 }
 
+// startStoppableManager runs a manager and returns a function that stops
+// it, as if the process had been killed: nothing runs after it returns.
+func startStoppableManager(t *testing.T, cfg *rest.Config, opts Options) func() {
+	t.Helper()
+	mgr, err := NewManager(cfg, opts)
+	if err != nil {
+		t.Fatalf("creating manager: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = mgr.Start(ctx)
+	}()
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); wg.Wait() }) }
+	t.Cleanup(stop)
+	return stop
+}
+
 // newNamespace creates a namespace for one test, holding its own
 // definitions so tests do not share state.
 func newNamespace(t *testing.T) string {
@@ -137,14 +158,21 @@ func createApp(t *testing.T, ns, doc string) *v1beta1.Application {
 		if err := testClient.Delete(ctx, app); err != nil {
 			return
 		}
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(15 * time.Second)
 		for time.Now().Before(deadline) {
-			if err := testClient.Get(ctx, client.ObjectKeyFromObject(app), &v1beta1.Application{}); err != nil {
+			live := &v1beta1.Application{}
+			if err := testClient.Get(ctx, client.ObjectKeyFromObject(app), live); err != nil {
 				return
+			}
+			if time.Now().After(deadline.Add(-5 * time.Second)) {
+				// No manager finalizes it (the test stopped its own): drop
+				// the finalizers so later tests' managers never see it.
+				live.Finalizers = nil
+				_ = testClient.Update(ctx, live)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		t.Logf("application %s/%s was not deleted within 30s", app.Namespace, app.Name)
+		t.Logf("application %s/%s was not deleted", app.Namespace, app.Name)
 	})
 	return app
 }

@@ -92,3 +92,20 @@ func (s *Store) Delete(ctx context.Context, rt *v1beta1.ResourceTracker) error {
 	}
 	return nil
 }
+
+// Annotate sets one annotation on a tracker, guarded by its
+// resourceVersion.
+func (s *Store) Annotate(ctx context.Context, rt *v1beta1.ResourceTracker, key, value string) error {
+	if rt.Annotations[key] == value {
+		return nil
+	}
+	before := rt.DeepCopy()
+	if rt.Annotations == nil {
+		rt.Annotations = map[string]string{}
+	}
+	rt.Annotations[key] = value
+	if err := s.Client.Patch(ctx, rt, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("annotating resource tracker %s: %w", rt.Name, err)
+	}
+	return nil
+}

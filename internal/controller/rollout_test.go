@@ -1,0 +1,298 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// v1Spec has a Service (test-service trait); v2Spec drops it and changes
+// the image.
+const (
+	v1Spec = `
+components:
+  - name: web
+    type: test-worker
+    properties: {image: "nginx:1.26"}
+    traits:
+      - {type: test-service, properties: {port: 80}}
+`
+	v2Spec = `
+components:
+  - name: web
+    type: test-worker
+    properties: {image: "nginx:1.27"}
+`
+)
+
+// setSpec replaces the Application's spec and annotations, retrying on
+// conflicts.
+func setSpec(t *testing.T, ns, name, spec string, annotations map[string]string) {
+	t.Helper()
+	eventually(t, 10*time.Second, "updating "+name, func() error {
+		app := getApp(t, ns, name)
+		app.Spec = v1beta1.ApplicationSpec{}
+		if err := yaml.Unmarshal([]byte(spec), &app.Spec); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range annotations {
+			if app.Annotations == nil {
+				app.Annotations = map[string]string{}
+			}
+			app.Annotations[k] = v
+		}
+		return testClient.Update(context.Background(), app)
+	})
+}
+
+func serviceExists(t *testing.T, ns, name string) bool {
+	t.Helper()
+	err := testClient.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &corev1.Service{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+func image(t *testing.T, ns, name string) string {
+	t.Helper()
+	dep, err := getDeployment(t, ns, name)
+	if err != nil {
+		t.Fatalf("deployment %s: %v", name, err)
+	}
+	return dep.Spec.Template.Spec.Containers[0].Image
+}
+
+// assertNoOrphans checks that every object carrying the app's ownership
+// labels is listed by one of its trackers.
+func assertNoOrphans(t *testing.T, ns, app string) {
+	t.Helper()
+	listed := map[string]bool{}
+	for _, rt := range trackersOf(t, ns, app) {
+		entries, _ := tracker.Entries(&rt)
+		for _, e := range entries {
+			listed[e.Kind+"/"+e.Name] = true
+		}
+	}
+	sel := client.MatchingLabels{v1beta1.LabelAppName: app, v1beta1.LabelAppNamespace: ns}
+	ctx := context.Background()
+	var cms corev1.ConfigMapList
+	var svcs corev1.ServiceList
+	if err := testClient.List(ctx, &cms, client.InNamespace(ns), sel); err != nil {
+		t.Fatal(err)
+	}
+	if err := testClient.List(ctx, &svcs, client.InNamespace(ns), sel); err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range cms.Items {
+		if !listed["ConfigMap/"+cm.Name] {
+			t.Errorf("orphan: ConfigMap %s carries the app's labels but no tracker lists it", cm.Name)
+		}
+	}
+	for _, s := range svcs.Items {
+		if !listed["Service/"+s.Name] {
+			t.Errorf("orphan: Service %s carries the app's labels but no tracker lists it", s.Name)
+		}
+	}
+}
+
+func TestLifecycle_RapidV1V2V1KeepsEverythingV1Needs(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+	waitReady(t, ns, "web")
+
+	// v2 then v1 again, back to back: the controller sees v2 at most
+	// briefly.
+	setSpec(t, ns, "web", v2Spec, nil)
+	setSpec(t, ns, "web", v1Spec, nil)
+	app := waitReady(t, ns, "web")
+	time.Sleep(5 * time.Second) // several passes, GC included
+	if !serviceExists(t, ns, "web") {
+		t.Error("the Service v1 needs was deleted")
+	}
+	if got := image(t, ns, "web"); got != "nginx:1.26" {
+		t.Errorf("image = %s, want v1's nginx:1.26", got)
+	}
+	if app.Status.LatestRevision == nil || app.Status.LatestRevision.Revision != app.Generation {
+		t.Errorf("latestRevision = %+v, want generation %d", app.Status.LatestRevision, app.Generation)
+	}
+	assertNoOrphans(t, ns, "web")
+}
+
+func TestLifecycle_RollbackByPublishVersionRestoresTheEarlierObjects(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: web, annotations: {app.oam.dev/publishVersion: alpha}}\nspec:"+indent(v1Spec))
+	waitReady(t, ns, "web")
+
+	setSpec(t, ns, "web", v2Spec, map[string]string{v1beta1.AnnotationPublishVersion: "beta"})
+	eventually(t, 20*time.Second, "beta live", func() error {
+		if serviceExists(t, ns, "web") || image(t, ns, "web") != "nginx:1.27" {
+			return errNotYet
+		}
+		return nil
+	})
+
+	// Back to alpha without touching the spec (which is still beta's):
+	// alpha's recorded manifests come back, not a render of the spec.
+	setSpec(t, ns, "web", v2Spec, map[string]string{v1beta1.AnnotationPublishVersion: "alpha"})
+	eventually(t, 20*time.Second, "alpha restored", func() error {
+		if !serviceExists(t, ns, "web") || image(t, ns, "web") != "nginx:1.26" {
+			app := getApp(t, ns, "web")
+			return fmt.Errorf("service %v, image %s, status %+v", serviceExists(t, ns, "web"), image(t, ns, "web"), app.Status.Conditions)
+		}
+		return nil
+	})
+	app := waitReady(t, ns, "web")
+	if app.Status.LatestRevision == nil || app.Status.LatestRevision.Name != "web-alpha" {
+		t.Errorf("latestRevision = %+v, want web-alpha", app.Status.LatestRevision)
+	}
+	waitEvent(t, ns, "web", eventRolledBack)
+	assertNoOrphans(t, ns, "web")
+}
+
+func TestLifecycle_KilledBetweenRecordAndApply(t *testing.T) {
+	ns := newNamespace(t)
+	killed := errors.New("killed")
+	opts := testOptions()
+	first := startStoppableManager(t, testCfg, opts)
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v2Spec))
+	waitReady(t, ns, "web")
+	first()
+
+	// v2 → v1 adds the Service; the controller dies right after recording.
+	opts.testHooks = hooks{hookAfterRecord: func() error { return killed }}
+	second := startStoppableManager(t, testCfg, opts)
+	setSpec(t, ns, "web", v1Spec, nil)
+	eventually(t, 15*time.Second, "the v1 tracker to be recorded", func() error {
+		for _, rt := range trackersOf(t, ns, "web") {
+			entries, _ := tracker.Entries(&rt)
+			for _, e := range entries {
+				if e.Kind == "Service" {
+					return nil
+				}
+			}
+		}
+		return errNotYet
+	})
+	second()
+	if serviceExists(t, ns, "web") {
+		t.Fatal("the Service exists although the controller died before applying")
+	}
+	assertNoOrphans(t, ns, "web")
+
+	// After a restart the recorded version is applied and nothing is lost.
+	startManager(t, testCfg, testOptions())
+	waitReady(t, ns, "web")
+	if !serviceExists(t, ns, "web") || image(t, ns, "web") != "nginx:1.26" {
+		t.Error("v1 not applied after the restart")
+	}
+	assertNoOrphans(t, ns, "web")
+}
+
+func TestLifecycle_KilledBetweenMarkAndDelete(t *testing.T) {
+	ns := newNamespace(t)
+	killed := errors.New("killed")
+	opts := testOptions()
+	first := startStoppableManager(t, testCfg, opts)
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+	waitReady(t, ns, "web")
+	first()
+
+	opts.testHooks = hooks{hookAfterMark: func() error { return killed }}
+	second := startStoppableManager(t, testCfg, opts)
+	setSpec(t, ns, "web", v2Spec, nil)
+	eventually(t, 15*time.Second, "the Service entry to be marked deleted", func() error {
+		for _, rt := range trackersOf(t, ns, "web") {
+			entries, _ := tracker.Entries(&rt)
+			for _, e := range entries {
+				if e.Kind == "Service" && e.Deleted {
+					return nil
+				}
+			}
+		}
+		return errNotYet
+	})
+	second()
+	if !serviceExists(t, ns, "web") {
+		t.Fatal("the Service is gone although the controller died before deleting")
+	}
+
+	startManager(t, testCfg, testOptions())
+	eventually(t, 20*time.Second, "the marked Service to be deleted after the restart", func() error {
+		if serviceExists(t, ns, "web") {
+			return errNotYet
+		}
+		return serviceEntryIsHistory(t, ns, "web")
+	})
+	if image(t, ns, "web") != "nginx:1.27" {
+		t.Error("v2's Deployment is wrong")
+	}
+}
+
+func TestLifecycle_RecreatedAppWithTheSameName(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	ctx := context.Background()
+	old := createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+	waitReady(t, ns, "web")
+
+	// The old app disappears without its finalizer running (someone
+	// removed it by hand): its trackers stay behind.
+	live := getApp(t, ns, "web")
+	live.Finalizers = nil
+	if err := testClient.Update(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	if err := testClient.Delete(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the old app gone", func() error {
+		if err := testClient.Get(ctx, client.ObjectKeyFromObject(old), &v1beta1.Application{}); !apierrors.IsNotFound(err) {
+			return errNotYet
+		}
+		return nil
+	})
+	if len(trackersOf(t, ns, "web")) == 0 {
+		t.Fatal("expected stale trackers for this story")
+	}
+
+	// A new app with the same name and a different spec.
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v2Spec))
+	waitReady(t, ns, "web")
+	time.Sleep(4 * time.Second)
+	if got := image(t, ns, "web"); got != "nginx:1.27" {
+		t.Errorf("image = %s: the new app's Deployment is not its own", got)
+	}
+	if serviceExists(t, ns, "web") {
+		t.Error("the old app's Service, which the new app does not render, was left behind")
+	}
+	newApp := getApp(t, ns, "web")
+	for _, rt := range trackersOf(t, ns, "web") {
+		if rt.Labels[v1beta1.LabelAppUID] != string(newApp.UID) {
+			t.Errorf("stale tracker %s still there", rt.Name)
+		}
+	}
+}
+
+func indent(s string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(s, "\n") {
+		if line != "" {
+			b.WriteString("\n  " + line)
+		}
+	}
+	return b.String() + "\n"
+}
