@@ -1,0 +1,240 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/apply"
+)
+
+func getConfigMap(t *testing.T, ns, name string) (*corev1.ConfigMap, error) {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	err := testClient.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cm)
+	return cm, err
+}
+
+func deleteApp(t *testing.T, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := testClient.Delete(ctx, getApp(t, ns, name)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, name+" deleted", func() error {
+		err := testClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &v1beta1.Application{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return errNotYet
+	})
+}
+
+func TestPolicy_GarbageCollectOnAppDeleteAndNever(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	policies := `
+policies:
+  - name: keep
+    type: garbage-collect
+    properties:
+      rules:
+        - {selector: {resourceTypes: [Service]}, strategy: onAppDelete}
+        - {selector: {resourceTypes: [ConfigMap]}, strategy: never}
+`
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec+policies))
+	waitReady(t, ns, "web")
+	// v2 drops the Service: onAppDelete keeps it across versions.
+	setSpec(t, ns, "web", v2Spec+policies, nil)
+	waitReady(t, ns, "web")
+	time.Sleep(3 * time.Second)
+	if !serviceExists(t, ns, "web") {
+		t.Fatal("an onAppDelete Service was deleted on update")
+	}
+	deleteApp(t, ns, "web")
+	if serviceExists(t, ns, "web") {
+		t.Error("an onAppDelete Service survived the app's deletion")
+	}
+	if _, err := getConfigMap(t, ns, "web-config"); err != nil {
+		t.Errorf("a never-collected ConfigMap was deleted: %v", err)
+	}
+	if _, err := getDeployment(t, ns, "web"); !apierrors.IsNotFound(err) {
+		t.Errorf("the Deployment survived the app's deletion: %v", err)
+	}
+}
+
+func TestPolicy_GarbageCollectKeepLegacyResource(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	policies := "\npolicies:\n  - {name: legacy, type: garbage-collect, properties: {keepLegacyResource: true}}\n"
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec+policies))
+	waitReady(t, ns, "web")
+	setSpec(t, ns, "web", v2Spec+policies, nil)
+	waitReady(t, ns, "web")
+	time.Sleep(3 * time.Second)
+	if !serviceExists(t, ns, "web") {
+		t.Error("keepLegacyResource: the previous version's Service was deleted")
+	}
+	deleteApp(t, ns, "web")
+	if serviceExists(t, ns, "web") {
+		t.Error("the legacy Service survived the app's deletion")
+	}
+}
+
+func TestPolicy_ApplyOnceLeavesSelectedFields(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, `
+metadata: {name: web}
+spec:
+  components:
+    - {name: web, type: test-worker, properties: {image: "nginx:1.26", replicas: 2}}
+  policies:
+    - name: once
+      type: apply-once
+      properties:
+        enable: true
+        rules:
+          - {selector: {resourceTypes: [Deployment]}, strategy: {path: [spec.replicas]}}
+`)
+	waitReady(t, ns, "web")
+	dep, _ := getDeployment(t, ns, "web")
+	patch := client.MergeFrom(dep.DeepCopy())
+	seven := int32(7)
+	dep.Spec.Replicas = &seven
+	dep.Spec.Template.Spec.Containers[0].Image = "nginx:edited"
+	if err := testClient.Patch(context.Background(), dep, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 15*time.Second, "the image edit reverted", func() error {
+		if image(t, ns, "web") != "nginx:1.26" {
+			return errNotYet
+		}
+		return nil
+	})
+	dep, _ = getDeployment(t, ns, "web")
+	if *dep.Spec.Replicas != 7 {
+		t.Errorf("replicas = %d: apply-once should leave the hand-set 7", *dep.Spec.Replicas)
+	}
+}
+
+func TestPolicy_ReadOnlyNeverWritesAndRequiresTheObject(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	app := `
+metadata: {name: reader}
+spec:
+  components:
+    - {name: c, type: test-config, properties: {name: settings, data: {mine: "yes"}}}
+  policies:
+    - {name: ro, type: read-only, properties: {rules: [{selector: {resourceTypes: [ConfigMap]}}]}}
+`
+	createApp(t, ns, app)
+	msg := waitNotReady(t, ns, "reader", v1beta1.ReasonResourceMissing)
+	if !strings.Contains(msg, "settings") {
+		t.Errorf("message %q does not name the missing object", msg)
+	}
+	cm := &corev1.ConfigMap{}
+	cm.Name, cm.Namespace, cm.Data = "settings", ns, map[string]string{"theirs": "yes"}
+	if err := testClient.Create(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, ns, "reader")
+	deleteApp(t, ns, "reader")
+	got, err := getConfigMap(t, ns, "settings")
+	if err != nil {
+		t.Fatalf("the read-only ConfigMap was deleted with the app: %v", err)
+	}
+	if got.Data["theirs"] != "yes" || got.Data["mine"] != "" || len(got.Labels) != 0 {
+		t.Errorf("the read-only ConfigMap was written: %+v", got)
+	}
+}
+
+func TestPolicy_TakeOverAdoptsAnUnownedObject(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	cm := &corev1.ConfigMap{}
+	cm.Name, cm.Namespace, cm.Data = "settings", ns, map[string]string{"k": "old"}
+	if err := testClient.Create(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+	createApp(t, ns, `
+metadata: {name: adopter}
+spec:
+  components:
+    - {name: c, type: test-config, properties: {name: settings, data: {k: new}}}
+  policies:
+    - {name: adopt, type: take-over, properties: {rules: [{selector: {componentNames: [c]}}]}}
+`)
+	waitReady(t, ns, "adopter")
+	got, _ := getConfigMap(t, ns, "settings")
+	if got.Data["k"] != "new" || got.Labels[v1beta1.LabelAppName] != "adopter" {
+		t.Errorf("not taken over: %+v", got)
+	}
+	deleteApp(t, ns, "adopter")
+	if _, err := getConfigMap(t, ns, "settings"); !apierrors.IsNotFound(err) {
+		t.Errorf("an adopted object belongs to the app and goes with it: %v", err)
+	}
+}
+
+func TestOwnership_AnotherAppsObjectIsNeverOverwritten(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: first}\nspec: {components: [{name: c, type: test-config, properties: {name: settings, data: {by: first}}}]}\n")
+	waitReady(t, ns, "first")
+	createApp(t, ns, "metadata: {name: second}\nspec: {components: [{name: c, type: test-config, properties: {name: settings, data: {by: second}}}]}\n")
+	msg := waitNotReady(t, ns, "second", v1beta1.ReasonOwnershipConflict)
+	if !strings.Contains(msg, ns+"/first") {
+		t.Errorf("message %q does not name the owner", msg)
+	}
+	deleteApp(t, ns, "second")
+	got, err := getConfigMap(t, ns, "settings")
+	if err != nil || got.Data["by"] != "first" {
+		t.Errorf("the first app's object was touched: %+v, %v", got, err)
+	}
+}
+
+func TestPolicy_SharedResourceGoesWithTheLastSharer(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	doc := func(name string) string {
+		return fmt.Sprintf(`
+metadata: {name: %s}
+spec:
+  components:
+    - {name: c, type: test-config, properties: {name: shared, data: {by: %s}}}
+  policies:
+    - {name: share, type: shared-resource, properties: {rules: [{selector: {resourceTypes: [ConfigMap]}}]}}
+`, name, name)
+	}
+	createApp(t, ns, doc("one"))
+	waitReady(t, ns, "one")
+	createApp(t, ns, doc("two"))
+	waitReady(t, ns, "two")
+	got, _ := getConfigMap(t, ns, "shared")
+	if got.Data["by"] != "one" {
+		t.Errorf("the second sharer wrote the object: %v", got.Data)
+	}
+	if sb := got.Annotations[apply.AnnotationSharedBy]; sb != ns+"/one,"+ns+"/two" {
+		t.Errorf("shared-by = %q", sb)
+	}
+	deleteApp(t, ns, "one")
+	got, err := getConfigMap(t, ns, "shared")
+	if err != nil {
+		t.Fatalf("a shared object was deleted while another app shares it: %v", err)
+	}
+	if got.Labels[v1beta1.LabelAppName] != "two" {
+		t.Errorf("ownership did not pass to the remaining sharer: %v", got.Labels)
+	}
+	deleteApp(t, ns, "two")
+	if _, err := getConfigMap(t, ns, "shared"); !apierrors.IsNotFound(err) {
+		t.Errorf("the last sharer left and the object stayed: %v", err)
+	}
+}
