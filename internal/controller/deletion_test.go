@@ -1,0 +1,182 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// denyServiceDeletes installs an admission policy refusing DELETE of
+// Services in ns and returns a function that lifts it.
+func denyServiceDeletes(t *testing.T, ns string) func() {
+	t.Helper()
+	ctx := context.Background()
+	fail := admissionv1.Fail
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "deny-delete-" + ns},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: &fail,
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Delete},
+					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"services"}},
+				},
+			}}},
+			Validations: []admissionv1.Validation{{Expression: "false", Message: "deleting services is frozen"}},
+		},
+	}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "deny-delete-" + ns},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        policy.Name,
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns},
+			}},
+		},
+	}
+	for _, obj := range []client.Object{policy, binding} {
+		if err := testClient.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The policy takes effect asynchronously: wait until a probe Service
+	// cannot be deleted.
+	probe := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	eventually(t, 20*time.Second, "the admission policy to deny deletes", func() error {
+		p := probe.DeepCopy()
+		if err := testClient.Create(ctx, p); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		if err := testClient.Delete(ctx, p); err == nil || !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+			return fmt.Errorf("delete answered %v", err)
+		}
+		return nil
+	})
+	lift := func() {
+		_ = testClient.Delete(ctx, binding)
+		_ = testClient.Delete(ctx, policy)
+	}
+	t.Cleanup(lift)
+	return lift
+}
+
+func TestGarbageCollection_DeniedDeleteIsKeptAndRetried(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+	waitReady(t, ns, "web")
+	lift := denyServiceDeletes(t, ns)
+
+	setSpec(t, ns, "web", v2Spec, nil)
+	eventually(t, 20*time.Second, "GarbageCollected=False DeleteFailed", func() error {
+		c := meta.FindStatusCondition(getApp(t, ns, "web").Status.Conditions, v1beta1.ConditionGarbageCollected)
+		if c == nil || c.Reason != v1beta1.ReasonDeleteFailed {
+			return fmt.Errorf("garbageCollected = %+v", c)
+		}
+		if !strings.Contains(c.Message, "Service "+ns+"/web") || !strings.Contains(c.Message, "frozen") {
+			return fmt.Errorf("message %q does not say which object and why", c.Message)
+		}
+		return nil
+	})
+	time.Sleep(3 * time.Second)
+	if !serviceExists(t, ns, "web") {
+		t.Fatal("the Service went although its delete was denied")
+	}
+	marked := false
+	for _, rt := range trackersOf(t, ns, "web") {
+		entries, _ := tracker.Entries(&rt)
+		for _, e := range entries {
+			marked = marked || (e.Kind == "Service" && e.Deleted)
+		}
+	}
+	if !marked {
+		t.Error("the denied Service is no longer recorded as pending deletion")
+	}
+
+	lift()
+	eventually(t, 30*time.Second, "the Service deleted once allowed", func() error {
+		if serviceExists(t, ns, "web") {
+			return errNotYet
+		}
+		return serviceEntryIsHistory(t, ns, "web")
+	})
+	eventually(t, 15*time.Second, "GarbageCollected=True", func() error {
+		c := meta.FindStatusCondition(getApp(t, ns, "web").Status.Conditions, v1beta1.ConditionGarbageCollected)
+		if c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("garbageCollected = %+v", c)
+		}
+		return nil
+	})
+}
+
+func TestDeletion_DeniedDeleteHoldsTheApplicationUntilAllowed(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+	waitReady(t, ns, "web")
+	lift := denyServiceDeletes(t, ns)
+	ctx := context.Background()
+	if err := testClient.Delete(ctx, getApp(t, ns, "web")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * time.Second)
+	app := getApp(t, ns, "web")
+	if app.Status.Phase != v1beta1.ApplicationDeleting {
+		t.Errorf("phase = %q, want deleting", app.Status.Phase)
+	}
+	if !serviceExists(t, ns, "web") {
+		t.Fatal("the Service went although its delete is denied")
+	}
+	if _, err := getDeployment(t, ns, "web"); !apierrors.IsNotFound(err) {
+		t.Errorf("the Deployment should be deleted already (workloads go first): %v", err)
+	}
+	if len(trackersOf(t, ns, "web")) == 0 {
+		t.Fatal("the trackers were deleted while an object they list still exists")
+	}
+	lift()
+	eventually(t, 30*time.Second, "the application gone once the delete is allowed", func() error {
+		err := testClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &v1beta1.Application{})
+		if !apierrors.IsNotFound(err) {
+			return errNotYet
+		}
+		return nil
+	})
+	if serviceExists(t, ns, "web") || len(trackersOf(t, ns, "web")) != 0 {
+		t.Error("objects or trackers left behind")
+	}
+}
+
+func TestDeletion_OrphanFinalizerLeavesObjectsUnowned(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: web, finalizers: [app.oam.dev/orphan-resource]}\nspec:"+indent(v1Spec))
+	waitReady(t, ns, "web")
+	deleteApp(t, ns, "web")
+	dep, err := getDeployment(t, ns, "web")
+	if err != nil {
+		t.Fatalf("orphaned Deployment deleted: %v", err)
+	}
+	if dep.Labels[v1beta1.LabelAppName] != "" || dep.Labels[v1beta1.LabelAppNamespace] != "" {
+		t.Errorf("orphaned Deployment keeps ownership labels: %v", dep.Labels)
+	}
+	if !serviceExists(t, ns, "web") {
+		t.Error("orphaned Service deleted")
+	}
+	if n := len(trackersOf(t, ns, "web")); n != 0 {
+		t.Errorf("%d trackers left", n)
+	}
+}
