@@ -24,7 +24,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(newControllerCommand(), newUpCommand(), newRenderCommand())
+	root.AddCommand(newControllerCommand(), newUpCommand(), newRenderCommand(), newClusterCommand())
 	return root
 }
 

@@ -6,8 +6,12 @@
 //
 //	err := cli.Render(cli.RenderOptions{DefinitionPaths: []string{"config/definitions"},
 //		AppFile: "app.yaml", Out: os.Stdout})
+//	cfg, hub, err := cli.HubClient("")  // steward cluster join/list/detach
+//	res, err := cli.Join(ctx, hub, cli.JoinOptions{KubeconfigPath: "eu-1.kubeconfig", Name: "eu-1"})
 //
 // Implementation notes: definitions and Applications are read from
 // multi-document YAML files; rendering goes through internal/render, the
-// same code path as the controller.
+// same code path as the controller. The cluster commands read and write
+// cluster Secrets through internal/cluster, so the CLI and the controller
+// agree on the format.
 package cli

@@ -1,0 +1,246 @@
+package placement
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cluster"
+)
+
+// Policy and workflow step types placement reads.
+const (
+	TypeTopology = "topology"
+	TypeOverride = "override"
+	// StepDeploy is the workflow step that delivers components.
+	StepDeploy = "deploy"
+	// DefaultParallelism is a deploy step's parallelism when unset.
+	DefaultParallelism = 5
+	// implicitStep names the step used when the workflow has no deploy step.
+	implicitStep = "deploy"
+)
+
+// Placement is one target of a deploy step: a cluster and, optionally, the
+// namespace that replaces the Application's for namespaced objects.
+type Placement struct {
+	// Cluster is the registered cluster's name, "" for the hub: the same
+	// spelling as tracker entries, so that existing entries of the hub keep
+	// their key.
+	Cluster string
+	// Namespace overrides the Application's namespace; empty keeps it.
+	Namespace string
+}
+
+// String renders a placement for messages: "local", "eu-1/prod".
+func (p Placement) String() string {
+	s := p.Cluster
+	if s == "" {
+		s = cluster.Local
+	}
+	if p.Namespace != "" {
+		s += "/" + p.Namespace
+	}
+	return s
+}
+
+// Step is one deploy step: its placements in order, and the override
+// policies, in order, that shape the components it delivers.
+type Step struct {
+	// Name of the workflow step ("deploy" for the implicit step).
+	Name string
+	// Placements are distinct and ordered as the policies list them. An
+	// empty list means the step delivers nothing (allowEmpty topologies).
+	Placements []Placement
+	// Overrides are the override policies of the step, in order.
+	Overrides []v1beta1.AppPolicy
+	// Parallelism is the step's parallelism property (default 5).
+	Parallelism int
+}
+
+// Components returns the components the step delivers: the Application's
+// with the step's overrides applied.
+func (s Step) Components(app *v1beta1.Application) ([]v1beta1.ApplicationComponent, error) {
+	comps, err := ApplyOverrides(app.Spec.Components, s.Overrides)
+	if err != nil {
+		return nil, fmt.Errorf("deploy step %q: %w", s.Name, err)
+	}
+	return comps, nil
+}
+
+// deployProperties are the properties of a deploy step Steward reads;
+// others (auto, ignoreTerraformComponent) are accepted and ignored.
+type deployProperties struct {
+	Policies       []string            `json:"policies,omitempty"`
+	Parallelism    *int                `json:"parallelism,omitempty"`
+	InlinePolicies []v1beta1.AppPolicy `json:"inlinePolicies,omitempty"`
+}
+
+// Resolve turns an Application's workflow and policies into deploy steps,
+// in workflow order. Each deploy step (also inside step groups) places its
+// components with the topology policies it names and shapes them with the
+// override policies it names; a step without topology delivers to the hub.
+// Without a deploy step (no workflow, or one with other steps only) there
+// is one implicit step with every topology and override policy of the
+// Application, in the order they are listed. clusters are the registered
+// clusters (local is always known). Errors name the step and the policy
+// and are the user's to fix.
+func Resolve(app *v1beta1.Application, clusters []cluster.Cluster) ([]Step, error) {
+	byName := make(map[string]v1beta1.AppPolicy, len(app.Spec.Policies))
+	for _, p := range app.Spec.Policies {
+		if _, dup := byName[p.Name]; dup {
+			return nil, fmt.Errorf("policy %q is defined twice", p.Name)
+		}
+		byName[p.Name] = p
+	}
+	known := knownClusters(clusters)
+	deploys := deploySteps(app.Spec.Workflow)
+	if len(deploys) == 0 {
+		var selected []v1beta1.AppPolicy
+		for _, p := range app.Spec.Policies {
+			if p.Type == TypeTopology || p.Type == TypeOverride {
+				selected = append(selected, p)
+			}
+		}
+		step, err := resolveStep(implicitStep, selected, DefaultParallelism, known)
+		if err != nil {
+			return nil, err
+		}
+		return []Step{step}, nil
+	}
+	steps := make([]Step, 0, len(deploys))
+	for i, ws := range deploys {
+		name := ws.Name
+		if name == "" {
+			name = fmt.Sprintf("%s-%d", StepDeploy, i+1)
+		}
+		props, err := parseDeploy(name, ws)
+		if err != nil {
+			return nil, err
+		}
+		selected, err := selectPolicies(name, props, byName)
+		if err != nil {
+			return nil, err
+		}
+		parallelism := DefaultParallelism
+		if props.Parallelism != nil && *props.Parallelism > 0 {
+			parallelism = *props.Parallelism
+		}
+		step, err := resolveStep(name, selected, parallelism, known)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, step)
+	}
+	return steps, nil
+}
+
+// deploySteps returns the deploy steps of a workflow in order, looking into
+// step groups.
+func deploySteps(wf *v1beta1.Workflow) []v1beta1.WorkflowStepBase {
+	if wf == nil {
+		return nil
+	}
+	var out []v1beta1.WorkflowStepBase
+	for _, s := range wf.Steps {
+		if s.Type == StepDeploy {
+			out = append(out, s.WorkflowStepBase)
+		}
+		for _, sub := range s.SubSteps {
+			if sub.Type == StepDeploy {
+				out = append(out, sub)
+			}
+		}
+	}
+	return out
+}
+
+func parseDeploy(name string, ws v1beta1.WorkflowStepBase) (deployProperties, error) {
+	var props deployProperties
+	if ws.Properties == nil || len(ws.Properties.Raw) == 0 {
+		return props, nil
+	}
+	if err := json.Unmarshal(ws.Properties.Raw, &props); err != nil {
+		return props, fmt.Errorf("deploy step %q: properties: %w", name, err)
+	}
+	return props, nil
+}
+
+// selectPolicies returns the policies a deploy step names, in its order,
+// then its inline policies.
+func selectPolicies(step string, props deployProperties, byName map[string]v1beta1.AppPolicy) ([]v1beta1.AppPolicy, error) {
+	out := make([]v1beta1.AppPolicy, 0, len(props.Policies)+len(props.InlinePolicies))
+	for _, n := range props.Policies {
+		p, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("deploy step %q: policy %q is not defined in the application's policies", step, n)
+		}
+		out = append(out, p)
+	}
+	for i, p := range props.InlinePolicies {
+		if p.Name == "" {
+			p.Name = fmt.Sprintf("%s-inline-%s-%d", step, p.Type, i+1)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// resolveStep places a step with its topology policies and checks its
+// override policies. Other policy types are not placement's concern.
+func resolveStep(name string, policies []v1beta1.AppPolicy, parallelism int, known registered) (Step, error) {
+	step := Step{Name: name, Parallelism: parallelism, Placements: []Placement{}}
+	seen := map[Placement]bool{}
+	hasTopology := false
+	for _, p := range policies {
+		switch p.Type {
+		case TypeTopology:
+			hasTopology = true
+			placements, err := topologyPlacements(p, known)
+			if err != nil {
+				return Step{}, err
+			}
+			for _, pl := range placements {
+				if !seen[pl] {
+					seen[pl] = true
+					step.Placements = append(step.Placements, pl)
+				}
+			}
+		case TypeOverride:
+			if _, err := parseOverride(p); err != nil {
+				return Step{}, err
+			}
+			step.Overrides = append(step.Overrides, p)
+		}
+	}
+	if !hasTopology {
+		step.Placements = []Placement{{}}
+	}
+	return step, nil
+}
+
+// registered is the clusters placement may use: in the caller's order
+// (local first when the caller left it out) and by name.
+type registered struct {
+	ordered []cluster.Cluster
+	byName  map[string]cluster.Cluster
+}
+
+func knownClusters(clusters []cluster.Cluster) registered {
+	r := registered{byName: make(map[string]cluster.Cluster, len(clusters)+1)}
+	for _, c := range clusters {
+		if cluster.IsLocal(c.Name) {
+			c.Name = cluster.Local
+		}
+		if _, dup := r.byName[c.Name]; dup {
+			continue
+		}
+		r.byName[c.Name] = c
+		r.ordered = append(r.ordered, c)
+	}
+	if _, ok := r.byName[cluster.Local]; !ok {
+		local := cluster.LocalCluster()
+		r.byName[local.Name] = local
+		r.ordered = append([]cluster.Cluster{local}, r.ordered...)
+	}
+	return r
+}

@@ -1,0 +1,226 @@
+package placement
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cluster"
+)
+
+var registry = []cluster.Cluster{
+	cluster.LocalCluster(),
+	{Name: "eu-1", Labels: map[string]string{"region": "eu", "env": "prod"}},
+	{Name: "eu-2", Labels: map[string]string{"region": "eu", "env": "staging"}},
+	{Name: "us-1", Labels: map[string]string{"region": "us", "env": "prod"}},
+}
+
+func raw(s string) *runtime.RawExtension {
+	if s == "" {
+		return nil
+	}
+	return &runtime.RawExtension{Raw: []byte(s)}
+}
+
+func pol(name, typ, props string) v1beta1.AppPolicy {
+	return v1beta1.AppPolicy{Name: name, Type: typ, Properties: raw(props)}
+}
+
+func deploy(name, props string) v1beta1.WorkflowStep {
+	return v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: name, Type: StepDeploy, Properties: raw(props)}}
+}
+
+func app(policies []v1beta1.AppPolicy, steps ...v1beta1.WorkflowStep) *v1beta1.Application {
+	a := &v1beta1.Application{Spec: v1beta1.ApplicationSpec{
+		Components: []v1beta1.ApplicationComponent{{Name: "web", Type: "webservice"}},
+		Policies:   policies,
+	}}
+	if steps != nil {
+		a.Spec.Workflow = &v1beta1.Workflow{Steps: steps}
+	}
+	return a
+}
+
+// got summarises steps as "name: placements | overrides" lines.
+func summary(steps []Step) []string {
+	out := make([]string, 0, len(steps))
+	for _, s := range steps {
+		var pls, ovs []string
+		for _, p := range s.Placements {
+			pls = append(pls, p.String())
+		}
+		for _, o := range s.Overrides {
+			ovs = append(ovs, o.Name)
+		}
+		out = append(out, s.Name+": "+strings.Join(pls, ",")+" | "+strings.Join(ovs, ","))
+	}
+	return out
+}
+
+func TestResolve(t *testing.T) {
+	override := pol("bigger", TypeOverride, `{"components": [{"name": "web", "properties": {"replicas": 3}}]}`)
+	tests := []struct {
+		name    string
+		app     *v1beta1.Application
+		want    []string
+		wantErr string
+	}{{
+		name: "no policies: the hub",
+		app:  app(nil),
+		want: []string{"deploy: local | "},
+	}, {
+		name: "clusters by name, in order, with namespace",
+		app:  app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusters": ["us-1", "eu-1"], "namespace": "shop"}`)}),
+		want: []string{"deploy: us-1/shop,eu-1/shop | "},
+	}, {
+		name: "label selector in registry order",
+		app:  app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusterLabelSelector": {"region": "eu"}}`)}),
+		want: []string{"deploy: eu-1,eu-2 | "},
+	}, {
+		name: "several labels must all match",
+		app:  app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusterLabelSelector": {"region": "eu", "env": "prod"}}`)}),
+		want: []string{"deploy: eu-1 | "},
+	}, {
+		name: "deprecated clusterSelector alias",
+		app:  app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusterSelector": {"env": "prod"}}`)}),
+		want: []string{"deploy: eu-1,us-1 | "},
+	}, {
+		name: "empty selector selects every cluster, local included",
+		app:  app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusterLabelSelector": {}}`)}),
+		want: []string{"deploy: local,eu-1,eu-2,us-1 | "},
+	}, {
+		name: "namespace only: the hub in that namespace",
+		app:  app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"namespace": "shop"}`)}),
+		want: []string{"deploy: local/shop | "},
+	}, {
+		name: "implicit step: every topology, duplicates once, and every override",
+		app: app([]v1beta1.AppPolicy{
+			pol("eu", TypeTopology, `{"clusterLabelSelector": {"region": "eu"}}`),
+			override,
+			pol("prod", TypeTopology, `{"clusters": ["eu-1", "us-1", "local"]}`),
+			pol("gc", "garbage-collect", `{"rules": []}`),
+		}),
+		want: []string{"deploy: eu-1,eu-2,us-1,local | bigger"},
+	}, {
+		name: "allowEmpty: nothing matches, nothing delivered",
+		app:  app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusterLabelSelector": {"region": "mars"}, "allowEmpty": true}`)}),
+		want: []string{"deploy:  | "},
+	}, {
+		name: "deploy steps in order, each with its own policies",
+		app: app([]v1beta1.AppPolicy{
+			pol("staging", TypeTopology, `{"clusterLabelSelector": {"env": "staging"}}`),
+			pol("prod", TypeTopology, `{"clusterLabelSelector": {"env": "prod"}}`),
+			override,
+		},
+			deploy("to-staging", `{"policies": ["staging"]}`),
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "approve", Type: "suspend"}},
+			deploy("to-prod", `{"policies": ["bigger", "prod"], "parallelism": 2}`),
+		),
+		want: []string{"to-staging: eu-2 | ", "to-prod: eu-1,us-1 | bigger"},
+	}, {
+		name: "deploy step without topology: the hub, with overrides",
+		app:  app([]v1beta1.AppPolicy{override}, deploy("d", `{"policies": ["bigger"]}`)),
+		want: []string{"d: local | bigger"},
+	}, {
+		name: "deploy steps inside a step group, and inline policies",
+		app: app(nil, v1beta1.WorkflowStep{
+			WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "group", Type: "step-group"},
+			SubSteps: []v1beta1.WorkflowStepBase{{Name: "inner", Type: StepDeploy, Properties: raw(
+				`{"inlinePolicies": [{"type": "topology", "properties": {"clusters": ["us-1"]}}]}`)}},
+		}),
+		want: []string{"inner: us-1 | "},
+	}, {
+		name: "workflow without deploy steps: the implicit step",
+		app: app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusters": ["eu-2"]}`)},
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "wait", Type: "suspend"}}),
+		want: []string{"deploy: eu-2 | "},
+	}, {
+		name:    "unregistered cluster",
+		app:     app([]v1beta1.AppPolicy{pol("prod", TypeTopology, `{"clusters": ["eu-9"]}`)}),
+		wantErr: `topology policy "prod": cluster "eu-9" is not registered (registered: local, eu-1, eu-2, us-1)`,
+	}, {
+		name:    "selector matches nothing",
+		app:     app([]v1beta1.AppPolicy{pol("mars", TypeTopology, `{"clusterLabelSelector": {"region": "mars", "env": "prod"}}`)}),
+		wantErr: `topology policy "mars": no registered cluster has the labels {env=prod,region=mars}; set allowEmpty: true`,
+	}, {
+		name:    "empty clusters list",
+		app:     app([]v1beta1.AppPolicy{pol("none", TypeTopology, `{"clusters": []}`)}),
+		wantErr: `topology policy "none": clusters is empty; set allowEmpty: true`,
+	}, {
+		name:    "clusters and selector together",
+		app:     app([]v1beta1.AppPolicy{pol("both", TypeTopology, `{"clusters": ["eu-1"], "clusterLabelSelector": {"a": "b"}}`)}),
+		wantErr: `topology policy "both" sets both clusters and clusterLabelSelector`,
+	}, {
+		name:    "selector and its deprecated alias together",
+		app:     app([]v1beta1.AppPolicy{pol("both", TypeTopology, `{"clusterSelector": {"a": "b"}, "clusterLabelSelector": {"a": "b"}}`)}),
+		wantErr: `topology policy "both" sets both clusterLabelSelector and its deprecated alias clusterSelector`,
+	}, {
+		name:    "unknown field",
+		app:     app([]v1beta1.AppPolicy{pol("typo", TypeTopology, `{"cluster": ["eu-1"]}`)}),
+		wantErr: `topology policy "typo": properties: json: unknown field "cluster"`,
+	}, {
+		name:    "no properties",
+		app:     app([]v1beta1.AppPolicy{pol("bare", TypeTopology, "")}),
+		wantErr: `topology policy "bare" has no properties`,
+	}, {
+		name:    "invalid namespace",
+		app:     app([]v1beta1.AppPolicy{pol("ns", TypeTopology, `{"namespace": "Shop_1"}`)}),
+		wantErr: `topology policy "ns": namespace "Shop_1"`,
+	}, {
+		name:    "step names an unknown policy",
+		app:     app(nil, deploy("to-prod", `{"policies": ["prod"]}`)),
+		wantErr: `deploy step "to-prod": policy "prod" is not defined in the application's policies`,
+	}, {
+		name:    "bad override is reported at resolve time",
+		app:     app([]v1beta1.AppPolicy{pol("o", TypeOverride, `{"components": [{"name": "web", "traits": [{"properties": {}}]}]}`)}),
+		wantErr: `override policy "o": components[0].traits[0]: type is required`,
+	}, {
+		name:    "duplicate policy names",
+		app:     app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{}`), pol("t", TypeOverride, `{"components": []}`)}),
+		wantErr: `policy "t" is defined twice`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			steps, err := Resolve(tt.app, registry)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := summary(steps); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("steps = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestResolve_HubIsTheEmptyClusterName(t *testing.T) {
+	_, err := Resolve(app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusters": ["local", "eu-1"]}`)}), nil)
+	if err == nil {
+		t.Fatal("eu-1 resolved although no cluster was passed")
+	}
+	steps, err := Resolve(app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusters": ["local"]}`)}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []Placement{{Cluster: ""}}; !reflect.DeepEqual(steps[0].Placements, want) {
+		t.Fatalf("placements = %+v, want %+v", steps[0].Placements, want)
+	}
+}
+
+func TestResolve_Parallelism(t *testing.T) {
+	steps, err := Resolve(app(nil, deploy("a", `{"parallelism": 2}`), deploy("", `{}`)), registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if steps[0].Parallelism != 2 || steps[1].Parallelism != DefaultParallelism || steps[1].Name != "deploy-2" {
+		t.Fatalf("steps = %+v", steps)
+	}
+}
