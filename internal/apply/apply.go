@@ -48,6 +48,7 @@ type Applier struct {
 // Application, or by none without TakeOver, is not touched and an
 // *OwnershipError is returned.
 func (a Applier) Apply(ctx context.Context, c client.Client, desired *unstructured.Unstructured, opts Options) (Result, error) {
+	desired = normalize(desired)
 	modified, err := withLastApplied(desired)
 	if err != nil {
 		return Result{}, err

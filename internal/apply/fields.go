@@ -173,3 +173,5 @@ func runtimeDeepCopyMap(m map[string]any) map[string]any {
 	}
 	return out
 }
+
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

@@ -47,7 +47,7 @@ type ApplicationReconciler struct {
 // +kubebuilder:rbac:groups=core.oam.dev,resources=componentdefinitions/status;traitdefinitions/status;policydefinitions/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;create;update;patch;delete
+// +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch;create;update;patch;delete
 
 // Reconcile brings one Application to its desired state.
 func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -80,6 +80,7 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.collectGarbage,
 	} {
 		if err := phase(ctx, s); err != nil {
+			s.aborted = true
 			return ctrl.Result{}, err
 		}
 	}
@@ -98,6 +99,11 @@ func (r *ApplicationReconciler) requeue(s *scope) ctrl.Result {
 // patchStatus writes the status computed from the scope's facts, only when
 // it changed, and emits events for condition transitions.
 func (r *ApplicationReconciler) patchStatus(ctx context.Context, s *scope) error {
+	if s.aborted {
+		// The pass stopped before it knew the facts: the last status
+		// stays, and the work queue retries with back-off.
+		return nil
+	}
 	before := s.app.DeepCopy()
 	computeStatus(s, time.Now())
 	r.emitEvents(s, before)

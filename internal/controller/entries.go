@@ -19,6 +19,7 @@ import (
 // skipGC so that Steward never deletes them.
 func entriesOf(app *v1beta1.Application, res *render.Result, rules *policy.Rules, namespaced func(*unstructured.Unstructured) bool) (versioned, root []v1beta1.ManagedResource, err error) {
 	types := componentTypes(app)
+	seen := map[tracker.Key]string{}
 	for _, comp := range orderByDependencies(res.Components) {
 		objs := make([]*unstructured.Unstructured, 0, len(comp.Auxiliaries)+1)
 		traits := make([]string, 0, cap(objs))
@@ -50,6 +51,12 @@ func entriesOf(app *v1beta1.Application, res *render.Result, rules *policy.Rules
 			if err != nil {
 				return nil, nil, fmt.Errorf("component %q: %w", comp.Name, err)
 			}
+			key := tracker.KeyOf(e)
+			by := describeSource(comp.Name, traits[i])
+			if first, dup := seen[key]; dup {
+				return nil, nil, fmt.Errorf("%s renders %s, which %s renders too; each object must come from one place", by, key, first)
+			}
+			seen[key] = by
 			res := resourceOf(e, types)
 			strategy := rules.GCStrategy(res)
 			e.SkipGC = strategy == policy.Never || rules.ReadOnly(res)
@@ -128,4 +135,12 @@ func revisionName(app *v1beta1.Application, gen int64) string {
 		return app.Name + "-" + pv
 	}
 	return fmt.Sprintf("%s-v%d", app.Name, gen)
+}
+
+// describeSource names where an object comes from, for messages.
+func describeSource(component, trait string) string {
+	if trait == "" {
+		return fmt.Sprintf("component %q", component)
+	}
+	return fmt.Sprintf("component %q trait %q", component, trait)
 }

@@ -28,6 +28,13 @@ type warnedIntervals struct {
 	seen map[string]string
 }
 
+// forget drops an Application that is gone.
+func (w *warnedIntervals) forget(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.seen, key)
+}
+
 func (w *warnedIntervals) firstTime(key, msg string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -15,9 +15,10 @@ import (
 // current version is fully applied. Two phases: entries are first marked
 // deleted in their tracker, then their objects are deleted (only when the
 // live object is still ours, with UID and resourceVersion preconditions),
-// and entries are dropped once the deletion is confirmed. A failed delete
-// stays recorded and is retried on the next pass. Older trackers beyond
-// the revision limit are removed once they hold nothing left to delete.
+// and the mark is cleared once the deletion is confirmed: the older
+// tracker keeps the entry as history for rollbacks. A failed delete stays
+// marked and is retried on the next pass. Older trackers beyond the
+// revision limit are removed once they hold nothing left to delete.
 func (r *ApplicationReconciler) collectGarbage(ctx context.Context, s *scope) error {
 	dispatched := len(s.keep.failures) == 0 && len(s.keep.waiting) == 0
 	if s.current == nil || s.recordErr != nil || (!dispatched && !s.rules.GC.ContinueOnFailure) {

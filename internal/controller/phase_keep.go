@@ -22,6 +22,11 @@ import (
 // objects. Entries marked deleted are deleted and dropped once the
 // deletion is confirmed; metadata-only entries are skipped.
 func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) error {
+	if s.rulesErr != nil {
+		// Without valid policies Steward cannot tell what it may write or
+		// revert: nothing is touched until they are fixed.
+		return nil
+	}
 	applier := apply.Applier{Owner: apply.Owner{Name: s.app.Name, Namespace: s.app.Namespace}}
 	for _, rt := range []*v1beta1.ResourceTracker{s.current, s.root} {
 		if rt == nil {
@@ -57,6 +62,8 @@ func (r *ApplicationReconciler) keepTracker(ctx context.Context, s *scope, appli
 			continue
 		}
 		if blocked := failedDependency(deps[e.Component], failed); blocked != "" {
+			// Whatever depends on a waiting component waits too.
+			failed[e.Component] = true
 			s.keep.waiting = appendOnce(s.keep.waiting, e.Component)
 			continue
 		}

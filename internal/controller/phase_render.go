@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -108,6 +109,9 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 	if s.current != nil && s.current.Name != rt.Name {
 		s.older = append(s.older, *s.current)
 	}
+	// A tracker of the same name left by an earlier Application was just
+	// taken over: it is current now, not an older one.
+	s.older = slices.DeleteFunc(s.older, func(o v1beta1.ResourceTracker) bool { return o.Name == rt.Name })
 	s.current = rt
 	s.fresh = true
 	return r.hooks.call(hookAfterRecord)
@@ -119,10 +123,14 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 // created is garbage-collected.
 func (r *ApplicationReconciler) reuseVersion(ctx context.Context, s *scope) error {
 	gen := s.app.Generation
-	if s.current.Spec.ApplicationGeneration == gen {
+	live := s.app.Status.LatestRevision
+	switched := live != nil && live.Name != liveRevision(s.app, s.current).Name
+	if s.current.Spec.ApplicationGeneration == gen && !switched {
 		return nil
 	}
-	s.rolledBack = s.current.Spec.ApplicationGeneration < s.newestGeneration
+	// Switching back to a version recorded earlier is a rollback: its
+	// manifests are dispatched again.
+	s.rolledBack = switched || s.current.Spec.ApplicationGeneration < s.newestGeneration
 	s.fresh = s.rolledBack
 	entries, err := tracker.Entries(s.current)
 	if err != nil {

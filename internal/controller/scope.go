@@ -45,6 +45,8 @@ type scope struct {
 	keep keepReport
 	gc   gcReport
 
+	// aborted is true when a phase stopped the pass early.
+	aborted bool
 	// retryErr is returned from Reconcile so that the work queue retries
 	// with back-off; set for failures that may pass by themselves.
 	retryErr error

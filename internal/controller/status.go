@@ -149,6 +149,10 @@ func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1b
 			failed[f.Component] = f.Err.Error()
 		}
 	}
+	inSpec := map[string]bool{}
+	for name := range componentTypes(s.app) {
+		inSpec[name] = true
+	}
 	for _, rt := range []*v1beta1.ResourceTracker{s.current, s.root} {
 		if rt == nil {
 			continue
@@ -163,7 +167,7 @@ func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1b
 			}
 			refs = append(refs, v1beta1.ClusterObjectReference{Cluster: e.Cluster, Creator: "workflow",
 				APIVersion: e.APIVersion, Kind: e.Kind, Namespace: e.Namespace, Name: e.Name})
-			if e.Component == "" {
+			if e.Component == "" || (rt == s.root && !inSpec[e.Component] && !hasService(services, e.Component)) {
 				continue
 			}
 			if _, ok := byName[e.Component]; !ok {
@@ -229,4 +233,13 @@ func liveRevision(app *v1beta1.Application, rt *v1beta1.ResourceTracker) *v1beta
 // changes.
 func setCondition(conds *[]metav1.Condition, c metav1.Condition) {
 	meta.SetStatusCondition(conds, c)
+}
+
+func hasService(services []v1beta1.ApplicationComponentStatus, name string) bool {
+	for _, s := range services {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
 }

@@ -37,12 +37,14 @@ type compiled struct {
 	err     error
 }
 
-// cacheKey is a definition's identity. The entry for an identity is
-// replaced when its resourceVersion or template changes, so the cache holds
-// at most one compiled template per definition.
+// cacheKey is a definition's identity plus the part of it compiled: ""
+// for the template, or one of the status fields (status.go). The entry for
+// a key is replaced when its resourceVersion or source changes, so the
+// cache holds at most one compiled template per definition part.
 type cacheKey struct {
 	kind, namespace, name string
 	uid                   types.UID
+	part                  string
 }
 
 // Renderer renders Applications. It is safe for concurrent use and keeps
@@ -53,11 +55,33 @@ type Renderer struct {
 	cache map[cacheKey]*compiled
 	// noCache compiles every template on every use (benchmarks).
 	noCache bool
+	// observe is told about every cache lookup; nil when nobody listens.
+	observe CacheObserver
+}
+
+// CacheObserver is told whether each lookup of a compiled template hit the
+// cache. kind is KindComponent, KindTrait or KindPolicy. It is called on
+// the rendering goroutine and must be cheap and safe for concurrent use,
+// as a Prometheus counter is.
+type CacheObserver func(kind string, hit bool)
+
+// Option configures a Renderer.
+type Option func(*Renderer)
+
+// WithCacheObserver reports every compile-cache lookup to fn, so that the
+// controller can export hit and miss counts as metrics without render
+// depending on a metrics library.
+func WithCacheObserver(fn CacheObserver) Option {
+	return func(r *Renderer) { r.observe = fn }
 }
 
 // NewRenderer returns a Renderer with an empty compile cache.
-func NewRenderer() *Renderer {
-	return &Renderer{cache: map[cacheKey]*compiled{}}
+func NewRenderer(opts ...Option) *Renderer {
+	r := &Renderer{cache: map[cacheKey]*compiled{}}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
 }
 
 // CheckTemplate compiles a definition's template alone and returns the CUE
@@ -71,11 +95,21 @@ func (r *Renderer) CheckTemplate(kind, name, template string) error {
 	return nil
 }
 
-// compileTemplate compiles src into a fresh CUE context.
+// compileTemplate compiles a definition template into a fresh CUE context.
 func compileTemplate(src string) *compiled {
+	return compileSource(src+contextDecl, true)
+}
+
+// compileSource compiles src, which declares everything it refers to, into
+// a fresh CUE context. validate also checks the value before any data is
+// filled in. Definition templates pass that check; status templates, whose
+// top-level comprehensions read context, fail it until context is filled
+// (FillPath re-evaluates, so the error does not stick), and their errors
+// surface when they are evaluated.
+func compileSource(src string, validate bool) *compiled {
 	ctx := cuecontext.New()
 	c := &compiled{ctx: ctx}
-	f, err := parser.ParseFile("template", src+contextDecl, parser.ParseComments)
+	f, err := parser.ParseFile("template", src, parser.ParseComments)
 	if err != nil {
 		c.err = flattenCUE(err, "", true)
 		return c
@@ -83,6 +117,9 @@ func compileTemplate(src string) *compiled {
 	guardComprehensions(f)
 	v := ctx.BuildFile(f)
 	c.value = v
+	if !validate {
+		return c
+	}
 	if err := v.Err(); err != nil {
 		c.err = flattenCUE(err, "", true)
 		return c
@@ -123,20 +160,30 @@ func guardComprehensions(f *ast.File) {
 // template returns the compiled template of a definition, compiling it on
 // first use or when the definition changed.
 func (r *Renderer) template(kind string, meta *metav1.ObjectMeta, src string) *compiled {
+	return r.cached(kind, "", meta, src, compileTemplate)
+}
+
+// cached returns one compiled part of a definition from the cache,
+// compiling src with compile on a miss.
+func (r *Renderer) cached(kind, part string, meta *metav1.ObjectMeta, src string, compile func(string) *compiled) *compiled {
 	if r.noCache {
-		return compileTemplate(src)
+		return compile(src)
 	}
 	sum := sha256.Sum256([]byte(src))
 	version := meta.ResourceVersion + "/" + hex.EncodeToString(sum[:8])
-	key := cacheKey{kind: kind, namespace: meta.Namespace, name: meta.Name, uid: meta.UID}
+	key := cacheKey{kind: kind, namespace: meta.Namespace, name: meta.Name, uid: meta.UID, part: part}
 
 	r.mu.Lock()
 	c, ok := r.cache[key]
 	r.mu.Unlock()
-	if ok && c.version == version {
+	hit := ok && c.version == version
+	if r.observe != nil {
+		r.observe(kind, hit)
+	}
+	if hit {
 		return c
 	}
-	c = compileTemplate(src)
+	c = compile(src)
 	c.version = version
 	r.mu.Lock()
 	r.cache[key] = c

@@ -10,6 +10,12 @@
 //		// rerr.Reason, rerr.Component, rerr.Trait, rerr.Path say what to fix
 //	}
 //
+// Health of a component or trait comes from its definition's spec.status,
+// evaluated against the live objects the caller already read:
+//
+//	h, err := r.ComponentHealth(def, comp, actx, app, liveWorkload, liveOutputs)
+//	// h.Healthy, h.Message, h.Details fill status.services[]
+//
 // The package is pure: it reads no cluster and does no I/O, so the
 // controller and `steward render` share one code path.
 //
@@ -30,5 +36,18 @@
 //     (+patchKey, +patchStrategy=retainKeys|replace|jsonPatch|jsonMergePatch),
 //     which CUE keeps as doc comments on the evaluated fields.
 //   - objects.go gives objects their default name and namespace and the
-//     bookkeeping labels.
+//     bookkeeping labels. Every object of `outputs` carries its outputs
+//     name in trait.oam.dev/resource and trait.oam.dev/type (the trait
+//     type, or AuxiliaryWorkload for the component's own outputs), which
+//     is how a recorded manifest maps back to context.outputs.<name>.
+//   - health.go and status.go evaluate spec.status as KubeVela does:
+//     healthPolicy's isHealth, customStatus's message and status.details'
+//     fields, each compiled once and cached beside the template (parts of
+//     the same cache key), with context.output and context.outputs holding
+//     the live objects and parameter the properties with the template's
+//     defaults. No healthPolicy means healthy; an object the caller could
+//     not read back means unhealthy. KstatusHealth offers kstatus'
+//     conventions for kinds whose definition says nothing.
+//   - WithCacheObserver reports compile-cache hits and misses, which the
+//     controller exports as metrics.
 package render

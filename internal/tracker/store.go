@@ -87,7 +87,7 @@ func (s *Store) Save(ctx context.Context, rt *v1beta1.ResourceTracker, entries [
 
 // Delete deletes a tracker; a tracker already gone is fine.
 func (s *Store) Delete(ctx context.Context, rt *v1beta1.ResourceTracker) error {
-	if err := s.Client.Delete(ctx, rt, client.Preconditions{UID: &rt.UID}); err != nil && !apierrors.IsNotFound(err) {
+	if err := s.Client.Delete(ctx, rt, client.Preconditions{UID: &rt.UID, ResourceVersion: &rt.ResourceVersion}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting resource tracker %s: %w", rt.Name, err)
 	}
 	return nil

@@ -1,0 +1,86 @@
+{{/* Name of the chart, overridable with nameOverride. */}}
+{{- define "steward.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Full name of the release's objects: the release name, with the chart name
+appended unless the release name already contains it.
+*/}}
+{{- define "steward.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Labels of every object. */}}
+{{- define "steward.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "steward.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/* Labels that select the controller's pods. */}}
+{{- define "steward.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "steward.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* Name of the controller's ServiceAccount. */}}
+{{- define "steward.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "steward.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* The controller's flags, from values. */}}
+{{- define "steward.args" -}}
+- controller
+{{- if .Values.metrics.enabled }}
+- --metrics-addr=:{{ .Values.metrics.port }}
+{{- else }}
+- --metrics-addr=0
+{{- end }}
+- --health-addr=:{{ .Values.healthProbe.port }}
+- --enable-leader-election={{ .Values.leaderElection.enabled }}
+{{- if .Values.leaderElection.enabled }}
+- --leader-election-namespace={{ .Release.Namespace }}
+{{- end }}
+- --application-re-sync-period={{ .Values.controllerArgs.reSyncPeriod }}
+- --concurrent-reconciles={{ .Values.controllerArgs.concurrentReconciles }}
+- --application-revision-limit={{ .Values.controllerArgs.revisionLimit }}
+{{- with .Values.controllerArgs.trackerCompression }}
+- --resource-tracker-compression={{ . }}
+{{- end }}
+{{- with .Values.controllerArgs.cachedGVKs }}
+- --optimize-cached-gvks={{ join "," . }}
+{{- end }}
+- --kube-api-qps={{ .Values.kubeAPI.qps }}
+- --kube-api-burst={{ .Values.kubeAPI.burst }}
+- --system-definition-namespace={{ .Values.systemDefinitionNamespace }}
+{{- range .Values.extraArgs }}
+- {{ . }}
+{{- end }}
+{{- end }}
+
+{{/*
+A map of labels or annotations, every value quoted: `--set a.b=true` gives
+a boolean, which the API server refuses in metadata.
+*/}}
+{{- define "steward.stringMap" -}}
+{{- $out := dict }}
+{{- range $k, $v := . }}
+{{- $_ := set $out $k (toString $v) }}
+{{- end }}
+{{- toYaml $out }}
+{{- end }}

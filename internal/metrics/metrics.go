@@ -1,0 +1,217 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// namespace prefixes every metric name.
+const namespace = "steward"
+
+// Stage names one phase of an Application reconcile, the value of the
+// stage label of steward_reconcile_stage_duration_seconds.
+type Stage string
+
+// Stages of a reconcile, in the order they run.
+const (
+	StageRender    Stage = "render"
+	StageRecord    Stage = "record"
+	StageApply     Stage = "apply"
+	StageStateKeep Stage = "statekeep"
+	StageGC        Stage = "gc"
+	StageStatus    Stage = "status"
+)
+
+// Tracker size encodings, the values of the encoding label of
+// steward_tracker_size_bytes.
+const (
+	EncodingRaw    = "raw"
+	EncodingStored = "stored"
+)
+
+// Metrics holds Steward's collectors. Build it once with New; its methods
+// are safe for concurrent use and do nothing on a nil *Metrics.
+type Metrics struct {
+	stageDuration     *prometheus.HistogramVec
+	stateKeepDuration prometheus.Histogram
+	trackedResources  *prometheus.GaugeVec
+	trackerSize       *prometheus.GaugeVec
+	apiRequests       *prometheus.CounterVec
+	driftRepaired     *prometheus.CounterVec
+	gcDeletions       *prometheus.CounterVec
+	renderCache       *prometheus.CounterVec
+}
+
+// New creates Steward's collectors and registers them on reg. A collector
+// already registered under the same name is reused, so New may be called
+// more than once on one registry (several managers in one test process).
+func New(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		stageDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "reconcile_stage_duration_seconds",
+			Help:    "Time an Application reconcile spends in each stage: render, record, apply, statekeep, gc, status.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16), // 1ms to 33s
+		}, []string{"stage"}),
+		stateKeepDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "statekeep_pass_duration_seconds",
+			Help:    "Time one StateKeep pass takes to re-apply every recorded object of an Application.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16), // 5ms to 164s
+		}),
+		trackedResources: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "tracked_resources",
+			Help: "Objects recorded in an Application's resource trackers.",
+		}, []string{"namespace", "app"}),
+		trackerSize: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "tracker_size_bytes",
+			Help: "Size of an Application's resource trackers: the manifests as JSON (raw) and as stored after compression (stored).",
+		}, []string{"namespace", "app", "encoding"}),
+		apiRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "api_requests_total",
+			Help: "Requests to Kubernetes API servers by verb (get, list, watch, create, update, patch, delete, deletecollection, nonresource) and HTTP status code (\"error\" when no response came back).",
+		}, []string{"verb", "code"}),
+		driftRepaired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "drift_repaired_total",
+			Help: "Objects StateKeep found changed or deleted and restored, by kind.",
+		}, []string{"kind"}),
+		gcDeletions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "gc_deletions_total",
+			Help: "Objects deleted by garbage collection because no current version records them, by kind.",
+		}, []string{"kind"}),
+		renderCache: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "render_cache_lookups_total",
+			Help: "Lookups of compiled definition templates by definition kind and result (hit, miss); a miss compiles CUE.",
+		}, []string{"kind", "result"}),
+	}
+	var errs []error
+	m.stageDuration = register(reg, m.stageDuration, &errs)
+	m.stateKeepDuration = register(reg, m.stateKeepDuration, &errs)
+	m.trackedResources = register(reg, m.trackedResources, &errs)
+	m.trackerSize = register(reg, m.trackerSize, &errs)
+	m.apiRequests = register(reg, m.apiRequests, &errs)
+	m.driftRepaired = register(reg, m.driftRepaired, &errs)
+	m.gcDeletions = register(reg, m.gcDeletions, &errs)
+	m.renderCache = register(reg, m.renderCache, &errs)
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("registering steward metrics: %w", err)
+	}
+	return m, nil
+}
+
+// register registers c, or returns the collector already registered under
+// its name when it has the same type.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C, errs *[]error) C {
+	err := reg.Register(c)
+	if err == nil {
+		return c
+	}
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing
+		}
+	}
+	*errs = append(*errs, err)
+	return c
+}
+
+// ObserveStage records how long one stage of a reconcile took.
+func (m *Metrics) ObserveStage(stage Stage, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.stageDuration.WithLabelValues(string(stage)).Observe(d.Seconds())
+}
+
+// StartStage starts timing a stage and returns the function that records
+// it: `defer m.StartStage(metrics.StageApply)()`.
+func (m *Metrics) StartStage(stage Stage) func() {
+	if m == nil {
+		return func() {}
+	}
+	start := time.Now()
+	return func() { m.ObserveStage(stage, time.Since(start)) }
+}
+
+// ObserveStateKeepPass records the duration of one StateKeep pass over an
+// Application's recorded objects.
+func (m *Metrics) ObserveStateKeepPass(d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.stateKeepDuration.Observe(d.Seconds())
+}
+
+// SetTrackedResources sets how many objects an Application's trackers
+// record.
+func (m *Metrics) SetTrackedResources(namespace, app string, n int) {
+	if m == nil {
+		return
+	}
+	m.trackedResources.WithLabelValues(namespace, app).Set(float64(n))
+}
+
+// SetTrackerSize sets the size in bytes of an Application's trackers,
+// summed over them: raw is the manifests as JSON, stored what the API
+// server holds after compression.
+func (m *Metrics) SetTrackerSize(namespace, app string, raw, stored int) {
+	if m == nil {
+		return
+	}
+	m.trackerSize.WithLabelValues(namespace, app, EncodingRaw).Set(float64(raw))
+	m.trackerSize.WithLabelValues(namespace, app, EncodingStored).Set(float64(stored))
+}
+
+// DriftRepaired counts one object of kind that StateKeep restored.
+func (m *Metrics) DriftRepaired(kind string) {
+	if m == nil {
+		return
+	}
+	m.driftRepaired.WithLabelValues(kind).Inc()
+}
+
+// GCDeleted counts one object of kind deleted by garbage collection.
+func (m *Metrics) GCDeleted(kind string) {
+	if m == nil {
+		return
+	}
+	m.gcDeletions.WithLabelValues(kind).Inc()
+}
+
+// ObserveRenderCache counts one compile-cache lookup of the renderer. Its
+// signature is render.CacheObserver's:
+// render.NewRenderer(render.WithCacheObserver(m.ObserveRenderCache)).
+func (m *Metrics) ObserveRenderCache(kind string, hit bool) {
+	if m == nil {
+		return
+	}
+	result := "miss"
+	if hit {
+		result = "hit"
+	}
+	m.renderCache.WithLabelValues(kind, result).Inc()
+}
+
+// observeRequest counts one API request.
+func (m *Metrics) observeRequest(verb string, code int) {
+	c := "error"
+	if code > 0 {
+		c = strconv.Itoa(code)
+	}
+	m.apiRequests.WithLabelValues(verb, c).Inc()
+}
+
+// DeleteApp deletes every series of one Application, so that a deleted
+// Application leaves no metrics behind. Call it once the Application's
+// finalizer is removed.
+func (m *Metrics) DeleteApp(namespace, app string) {
+	if m == nil {
+		return
+	}
+	labels := prometheus.Labels{"namespace": namespace, "app": app}
+	m.trackedResources.DeletePartialMatch(labels)
+	m.trackerSize.DeletePartialMatch(labels)
+}

@@ -1,0 +1,195 @@
+package chart
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/steward-oam/steward/internal/controller"
+)
+
+func TestChart_LintsStrictly(t *testing.T) {
+	if out, err := runHelm(t, "lint", "--strict", "charts/steward", "--kube-version", kubeVersion); err != nil {
+		t.Fatalf("helm lint: %v\n%s", err, out)
+	}
+}
+
+// TestChart_CopiesMatchConfig fails when hack/sync-chart.sh was not run
+// after config/ changed.
+func TestChart_CopiesMatchConfig(t *testing.T) {
+	pairs := []struct{ src, glob, dest string }{
+		{"config/crd", "*.yaml", "charts/steward/crds"},
+		{"config/rbac", "role.yaml", "charts/steward/files/rbac"},
+		{"config/definitions", "*.yaml", "charts/steward/files/definitions"},
+	}
+	for _, p := range pairs {
+		src, _ := filepath.Glob(filepath.Join(root, p.src, p.glob))
+		dest, _ := filepath.Glob(filepath.Join(root, p.dest, p.glob))
+		if len(src) == 0 {
+			t.Fatalf("nothing in %s/%s", p.src, p.glob)
+		}
+		base := func(paths []string) []string {
+			out := make([]string, len(paths))
+			for i, path := range paths {
+				out[i] = filepath.Base(path)
+			}
+			return out
+		}
+		if !slices.Equal(base(src), base(dest)) {
+			t.Errorf("%s holds %v, %s holds %v: run hack/sync-chart.sh", p.dest, base(dest), p.src, base(src))
+			continue
+		}
+		for i := range src {
+			a, _ := os.ReadFile(src[i])
+			b, _ := os.ReadFile(dest[i])
+			if !bytes.Equal(a, b) {
+				t.Errorf("%s differs from %s: run hack/sync-chart.sh", dest[i], src[i])
+			}
+		}
+	}
+}
+
+// TestChart_DeploymentFlagsAreControllerFlags parses the Deployment's
+// arguments with the controller's own flag set, so that a renamed flag
+// breaks this test rather than the installed controller.
+func TestChart_DeploymentFlagsAreControllerFlags(t *testing.T) {
+	objs := render(t)
+	args := containerArgs(t, one(t, objs, "Deployment"))
+	if len(args) == 0 || args[0] != "controller" {
+		t.Fatalf("args %v: want the controller subcommand first", args)
+	}
+	opts := parseControllerFlags(t, args[1:])
+	want := controller.NewOptions()
+	want.ReSyncPeriod = 5 * time.Minute
+	want.ConcurrentReconciles = 4
+	want.KubeAPIQPS = 400
+	want.KubeAPIBurst = 600
+	want.EnableLeaderElection = true
+	want.LeaderElectionNS = releaseNamespace
+	want.SystemDefinitionNS = "vela-system"
+	want.MetricsAddr = ":8080"
+	want.HealthAddr = ":9440"
+	if !reflect.DeepEqual(opts, want) {
+		t.Fatalf("options from the chart:\n%+v\nwant\n%+v", opts, want)
+	}
+
+	objs = render(t, "--set", "metrics.enabled=false,leaderElection.enabled=false,controllerArgs.trackerCompression=zstd",
+		"--set", "controllerArgs.cachedGVKs={Deployment.v1.apps,ConfigMap.v1}",
+		"--set", "extraArgs={--zap-log-level=4,--application-re-sync-jitter=0.2}")
+	opts = parseControllerFlags(t, containerArgs(t, one(t, objs, "Deployment"))[1:])
+	if opts.MetricsAddr != "0" || opts.EnableLeaderElection || opts.TrackerCompression != "zstd" ||
+		!slices.Equal(opts.CachedGVKs, []string{"Deployment.v1.apps", "ConfigMap.v1"}) || opts.ReSyncJitter != 0.2 {
+		t.Fatalf("options from custom values: %+v", opts)
+	}
+	if len(find(objs, "Service")) != 0 || len(find(objs, "Role")) != 0 {
+		t.Fatal("metrics Service or leader-election Role rendered although disabled")
+	}
+}
+
+// parseControllerFlags parses args as `steward controller` does: the
+// controller's options plus the zap logging flags.
+func parseControllerFlags(t *testing.T, args []string) controller.Options {
+	t.Helper()
+	opts := controller.NewOptions()
+	fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
+	opts.BindFlags(fs)
+	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
+	(&zap.Options{}).BindFlags(gofs)
+	fs.AddGoFlagSet(gofs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("the controller rejects the chart's flags %v: %v", args, err)
+	}
+	if fs.NArg() != 0 {
+		t.Fatalf("stray arguments %v", fs.Args())
+	}
+	if err := opts.Validate(); err != nil {
+		t.Fatalf("the chart's flags are invalid: %v", err)
+	}
+	return opts
+}
+
+func containerArgs(t *testing.T, deploy *unstructured.Unstructured) []string {
+	t.Helper()
+	containers, _, _ := unstructured.NestedSlice(deploy.Object, "spec", "template", "spec", "containers")
+	if len(containers) != 1 {
+		t.Fatalf("%d containers, want 1", len(containers))
+	}
+	args, _, err := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return args
+}
+
+func TestChart_ClusterRoleHasTheGeneratedRules(t *testing.T) {
+	objs := render(t)
+	role := readObject(t, filepath.Join(root, "config", "rbac", "role.yaml"))
+	got := one(t, objs, "ClusterRole")
+	if !reflect.DeepEqual(got.Object["rules"], role.Object["rules"]) {
+		t.Fatalf("ClusterRole rules differ from config/rbac/role.yaml:\n%v\n%v", got.Object["rules"], role.Object["rules"])
+	}
+	binding := one(t, objs, "ClusterRoleBinding")
+	if name, _, _ := unstructured.NestedString(binding.Object, "roleRef", "name"); name != got.GetName() {
+		t.Fatalf("ClusterRoleBinding refers to %q, ClusterRole is %q", name, got.GetName())
+	}
+}
+
+func TestChart_InstallsBuiltinDefinitionsIntoTheSystemNamespace(t *testing.T) {
+	for _, ns := range []string{"vela-system", "platform-defs"} {
+		objs := render(t, "--set", "systemDefinitionNamespace="+ns)
+		files, _ := filepath.Glob(filepath.Join(root, "config", "definitions", "*.yaml"))
+		defs := append(find(objs, "ComponentDefinition"), find(objs, "TraitDefinition")...)
+		if len(defs) != len(files) {
+			t.Fatalf("%d definitions rendered, config/definitions has %d", len(defs), len(files))
+		}
+		for _, f := range files {
+			want := readObject(t, f)
+			got := findNamed(defs, want.GetKind(), want.GetName())
+			if got == nil {
+				t.Errorf("%s: %s %s not rendered", f, want.GetKind(), want.GetName())
+				continue
+			}
+			if got.GetNamespace() != ns {
+				t.Errorf("%s %s in namespace %q, want %q", got.GetKind(), got.GetName(), got.GetNamespace(), ns)
+			}
+			if !reflect.DeepEqual(got.Object["spec"], want.Object["spec"]) {
+				t.Errorf("%s %s: rendered spec differs from %s", got.GetKind(), got.GetName(), f)
+			}
+		}
+		namespaces := find(objs, "Namespace")
+		if len(namespaces) != 1 || namespaces[0].GetName() != ns {
+			t.Errorf("want the chart to create namespace %s, got %v", ns, namespaces)
+		}
+	}
+	objs := render(t, "--set", "installDefinitions=false,systemDefinitionNamespace="+releaseNamespace)
+	if n := len(find(objs, "ComponentDefinition")) + len(find(objs, "Namespace")); n != 0 {
+		t.Fatalf("%d definitions or namespaces rendered with installDefinitions=false", n)
+	}
+}
+
+func findNamed(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
+
+func TestChart_RefusesReplicasWithoutLeaderElection(t *testing.T) {
+	_, err := runHelm(t, "template", "steward", "charts/steward", "--kube-version", kubeVersion,
+		"--set", "replicaCount=2,leaderElection.enabled=false")
+	if err == nil || !strings.Contains(err.Error(), "needs leaderElection.enabled") {
+		t.Fatalf("got %v, want a refusal", err)
+	}
+}
