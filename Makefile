@@ -57,14 +57,15 @@ generate: controller-gen ## Generate DeepCopy methods in api/
 manifests: controller-gen ## Generate CRDs into config/crd and RBAC into config/rbac
 	$(CONTROLLER_GEN) crd rbac:roleName=steward-manager paths=./... \
 		output:crd:artifacts:config=config/crd output:rbac:artifacts:config=config/rbac
+	hack/sync-chart.sh
 
 ##@ Checks
 
 .PHONY: verify
 verify: generate manifests lint ## Fail if generated files are stale or code is unformatted
-	@if ! git diff --quiet -- api config/crd config/rbac || \
-		[[ -n "$$(git ls-files --others --exclude-standard -- api config/crd config/rbac)" ]]; then \
-		git status --short -- api config/crd config/rbac; \
+	@if ! git diff --quiet -- api config/crd config/rbac charts || \
+		[[ -n "$$(git ls-files --others --exclude-standard -- api config/crd config/rbac charts)" ]]; then \
+		git status --short -- api config/crd config/rbac charts; \
 		echo "Generated files are stale: run 'make generate manifests' and commit the result"; \
 		exit 1; \
 	fi
@@ -80,8 +81,9 @@ lint: ## Run go vet
 ##@ Tools
 
 .PHONY: tools
-tools: ## Build kube-apiserver, etcd and controller-gen into bin/ (cold: ~5 min)
+tools: ## Build kube-apiserver, etcd, controller-gen and helm into bin/ (cold: ~10 min)
 	hack/install-tools.sh
+	hack/install-helm.sh
 
 .PHONY: controller-gen
 controller-gen:
