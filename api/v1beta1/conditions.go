@@ -13,6 +13,9 @@ const (
 	// ConditionStateKept is True when the last StateKeep pass re-applied
 	// every recorded object.
 	ConditionStateKept = "StateKept"
+	// ConditionHealthy is True when every component's health policy says it
+	// is healthy.
+	ConditionHealthy = "Healthy"
 	// ConditionGarbageCollected is True when nothing recorded by an older
 	// version is left to delete.
 	ConditionGarbageCollected = "GarbageCollected"
@@ -52,6 +55,11 @@ const (
 	ReasonInvalidPolicy = "InvalidPolicy"
 	// ReasonResourceMissing: a read-only resource does not exist.
 	ReasonResourceMissing = "ResourceMissing"
+	// ReasonUnhealthy: a component's health policy says it is not healthy.
+	ReasonUnhealthy = "Unhealthy"
+	// ReasonDriftDetected: report-only StateKeep found objects that differ
+	// from their manifests.
+	ReasonDriftDetected = "DriftDetected"
 	// ReasonStateKeepFailed: StateKeep could not re-apply a recorded object.
 	ReasonStateKeepFailed = "StateKeepFailed"
 	// ReasonDeleting: the Application is being deleted.
@@ -86,6 +94,10 @@ const (
 	// AnnotationReconcileInterval overrides --application-re-sync-period for
 	// one Application (a Go duration, at least 10s).
 	AnnotationReconcileInterval = "app.oam.dev/reconcile-interval"
+	// AnnotationDriftMode set to "report" makes StateKeep report drift
+	// (event, condition, metric) without repairing it; "repair" or unset
+	// repairs it.
+	AnnotationDriftMode = "app.oam.dev/drift-mode"
 	// AnnotationPublishVersion pins the version of an Application.
 	AnnotationPublishVersion = "app.oam.dev/publishVersion"
 	// AnnotationLastApplied is the last configuration Steward applied, used
@@ -93,6 +105,9 @@ const (
 	AnnotationLastApplied = "app.oam.dev/last-applied-configuration"
 	// AnnotationDefinitionDescription describes a definition.
 	AnnotationDefinitionDescription = "definition.oam.dev/description"
+
+	// DriftModeReport is the report-only value of AnnotationDriftMode.
+	DriftModeReport = "report"
 
 	// FinalizerResourceTracker holds an Application until its trackers and
 	// resources are cleaned up.

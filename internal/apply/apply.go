@@ -35,6 +35,9 @@ type Options struct {
 	// Shared lets several Applications share the object: the first one
 	// writes it, the others only join its shared-by list.
 	Shared bool
+	// ReportOnly computes what would change without writing: a missing
+	// object is Missing, a patch to send is Drifted.
+	ReportOnly bool
 }
 
 // Applier applies objects for one Application.
@@ -56,6 +59,9 @@ func (a Applier) Apply(ctx context.Context, c client.Client, desired *unstructur
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(desired.GroupVersionKind())
 	err = c.Get(ctx, client.ObjectKeyFromObject(desired), live)
+	if apierrors.IsNotFound(err) && opts.ReportOnly {
+		return Result{Action: Missing}, nil
+	}
 	if apierrors.IsNotFound(err) {
 		if opts.Shared {
 			shared := desired.DeepCopy()
@@ -97,6 +103,9 @@ func (a Applier) Apply(ctx context.Context, c client.Client, desired *unstructur
 	}
 	if string(patch) == "{}" {
 		return Result{Action: Unchanged, Live: live}, nil
+	}
+	if opts.ReportOnly {
+		return Result{Action: Drifted, Live: live, Patch: patch}, nil
 	}
 	if err := c.Patch(ctx, live, client.RawPatch(pt, patch)); err != nil {
 		return Result{}, fmt.Errorf("patching %s: %w", describe(desired), err)

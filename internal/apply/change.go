@@ -24,6 +24,12 @@ const (
 	Gone Action = "gone"
 	// Skipped: the object is not ours, so it was left alone.
 	Skipped Action = "skipped"
+	// Drifted: the object differs from its manifest; nothing was written
+	// (report-only).
+	Drifted Action = "drifted"
+	// Missing: the object does not exist; nothing was written
+	// (report-only).
+	Missing Action = "missing"
 )
 
 // Result is the outcome for one object.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/metrics"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
 )
@@ -34,6 +35,8 @@ type ApplicationReconciler struct {
 	// ClusterVersion is context.clusterVersion for templates.
 	ClusterVersion render.ClusterVersion
 	Options        Options
+	// Metrics records Steward's metrics; nil records nothing.
+	Metrics *metrics.Metrics
 
 	warned warnedIntervals
 	// hooks interrupt a pass in tests; nil in production.
@@ -73,13 +76,20 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}()
 
-	for _, phase := range []func(context.Context, *scope) error{
-		r.loadTrackers,
-		r.renderAndRecord,
-		r.keepState,
-		r.collectGarbage,
+	for _, p := range []struct {
+		stage metrics.Stage
+		run   func(context.Context, *scope) error
+	}{
+		{metrics.StageRecord, r.loadTrackers},
+		{metrics.StageRender, r.renderAndRecord},
+		{metrics.StageStateKeep, r.keepState},
+		{metrics.StageStateKeep, r.evaluateHealth},
+		{metrics.StageGC, r.collectGarbage},
 	} {
-		if err := phase(ctx, s); err != nil {
+		done := r.Metrics.StartStage(p.stage)
+		err := p.run(ctx, s)
+		done()
+		if err != nil {
 			s.aborted = true
 			return ctrl.Result{}, err
 		}
@@ -93,6 +103,10 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 func (r *ApplicationReconciler) requeue(s *scope) ctrl.Result {
 	interval, warning := reconcileInterval(s.app, r.Options)
 	s.intervalWarning = warning
+	if !s.healthy() {
+		// An unhealthy app is looked at sooner, to report recovery.
+		interval = min(interval, unhealthyRequeue)
+	}
 	return ctrl.Result{RequeueAfter: jitter(interval, r.Options.ReSyncJitter)}
 }
 
@@ -104,11 +118,36 @@ func (r *ApplicationReconciler) patchStatus(ctx context.Context, s *scope) error
 		// stays, and the work queue retries with back-off.
 		return nil
 	}
+	defer r.Metrics.StartStage(metrics.StageStatus)()
 	before := s.app.DeepCopy()
 	computeStatus(s, time.Now())
 	r.emitEvents(s, before)
+	r.recordSizes(s)
 	if equality.Semantic.DeepEqual(before.Status, s.app.Status) {
 		return nil
 	}
 	return r.Client.Status().Patch(ctx, s.app, client.MergeFrom(before))
+}
+
+// unhealthyRequeue bounds the re-sync period of an unhealthy Application.
+const unhealthyRequeue = 15 * time.Second
+
+// healthy reports whether every evaluated component is healthy.
+func (s *scope) healthy() bool {
+	for _, h := range s.health {
+		if !h.Healthy {
+			return false
+		}
+	}
+	return true
+}
+
+// recordSizes exports the tracked resources and the current tracker's
+// size, raw and as stored.
+func (r *ApplicationReconciler) recordSizes(s *scope) {
+	r.Metrics.SetTrackedResources(s.app.Namespace, s.app.Name, len(s.app.Status.AppliedResources))
+	if s.current != nil {
+		raw, stored := tracker.Sizes(s.current)
+		r.Metrics.SetTrackerSize(s.app.Namespace, s.app.Name, raw, stored)
+	}
 }

@@ -62,6 +62,14 @@ func (r *ApplicationReconciler) emitEvents(s *scope, before *v1beta1.Application
 			reason, verb = eventApplied, "applied"
 		}
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, reason, "Apply", "%s %s", verb, describeChanges(s.keep.changes))
+		if !s.fresh {
+			for _, c := range s.keep.changes {
+				r.Metrics.DriftRepaired(c.Key.Kind)
+			}
+		}
+	}
+	for _, c := range s.gc.deleted {
+		r.Metrics.GCDeleted(c.Key.Kind)
 	}
 	if s.rolledBack && s.current != nil {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, eventRolledBack, "Rollback", "rolled back to %s: its recorded manifests are applied again", liveRevision(app, s.current).Name)
@@ -93,7 +101,11 @@ func describeChanges(cs []objectChange) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(cs)-failureListLimit))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s)", c.Key, c.Action))
+		part := fmt.Sprintf("%s (%s)", c.Key, c.Action)
+		if len(c.Fields) > 0 {
+			part = fmt.Sprintf("%s (%s: %s)", c.Key, c.Action, strings.Join(c.Fields, ", "))
+		}
+		parts = append(parts, part)
 	}
 	return strings.Join(parts, ", ")
 }

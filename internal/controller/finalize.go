@@ -84,6 +84,7 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 		}
 	}
 	r.warned.forget(app.Namespace + "/" + app.Name)
+	r.Metrics.DeleteApp(app.Namespace, app.Name)
 	patch := client.MergeFrom(app.DeepCopy())
 	controllerutil.RemoveFinalizer(app, v1beta1.FinalizerResourceTracker)
 	controllerutil.RemoveFinalizer(app, v1beta1.FinalizerOrphanResource)

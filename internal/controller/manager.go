@@ -16,10 +16,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/metrics"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
 )
@@ -49,6 +51,11 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS = float32(opts.KubeAPIQPS)
 	cfg.Burst = opts.KubeAPIBurst
+	m, err := metrics.New(ctrlmetrics.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("registering metrics: %w", err)
+	}
+	cfg.Wrap(m.InstrumentTransport)
 	skip := opts.SkipNameValidation
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  NewScheme(),
@@ -69,7 +76,7 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return nil, err
 	}
-	r, err := newApplicationReconciler(mgr, cfg, opts)
+	r, err := newApplicationReconciler(mgr, cfg, opts, m)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +89,7 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	return mgr, nil
 }
 
-func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Options) (*ApplicationReconciler, error) {
+func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Options, m *metrics.Metrics) (*ApplicationReconciler, error) {
 	direct, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 	if err != nil {
 		return nil, fmt.Errorf("creating client: %w", err)
@@ -96,7 +103,8 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 		Mapper:         mgr.GetRESTMapper(),
 		Clusters:       cluster.Hub{Client: cluster.NewManagedClient(direct, mgr.GetCache(), gvks)},
 		Trackers:       &tracker.Store{Client: mgr.GetClient(), Compression: v1beta1.CompressionType(opts.TrackerCompression)},
-		Renderer:       render.NewRenderer(),
+		Renderer:       render.NewRenderer(render.WithCacheObserver(m.ObserveRenderCache)),
+		Metrics:        m,
 		Recorder:       mgr.GetEventRecorder("steward"),
 		ClusterVersion: clusterVersion(cfg),
 		Options:        opts,

@@ -33,6 +33,7 @@ type Options struct {
 	TrackerCompression   string
 	MinReconcileInterval time.Duration
 	DeletionTimeout      time.Duration
+	KstatusHealth        bool
 	// testHooks interrupt passes in tests; never set in production.
 	testHooks hooks
 	// SkipNameValidation lets tests start several managers in one process.
@@ -77,6 +78,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.CachedGVKs, "optimize-cached-gvks", o.CachedGVKs, "Kinds of managed objects read from an informer cache instead of the API server, as Kind.version.group (Deployment.v1.apps, ConfigMap.v1). Each costs memory for every such object in the cluster.")
 	fs.IntVar(&o.RevisionLimit, "application-revision-limit", o.RevisionLimit, "Versioned resource trackers kept per Application as history.")
 	fs.DurationVar(&o.DeletionTimeout, "application-deletion-timeout", o.DeletionTimeout, "How long a deleting Application waits for objects in unreachable clusters before it gives up on them (an event names what was left behind). Refused deletions (RBAC, admission) are retried without limit.")
+	fs.BoolVar(&o.KstatusHealth, "kstatus-health", o.KstatusHealth, "Judge components and traits whose definition has no health policy by kstatus readiness of their built-in objects (Deployments available, Jobs complete, ...) instead of calling them healthy as KubeVela does.")
 	fs.StringVar(&o.TrackerCompression, "resource-tracker-compression", o.TrackerCompression, "How ResourceTrackers store managed resources: \"\" (none), gzip or zstd.")
 }
 

@@ -106,6 +106,7 @@ func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, applie
 		TakeOver:       s.rules.TakeOver(res),
 		Shared:         s.rules.Shared(res),
 		KeepLiveFields: s.rules.ApplyOncePaths(res, s.fresh),
+		ReportOnly:     !s.fresh && reportOnly(s.app),
 	})
 	if err != nil {
 		reason := classifyApplyError(err)
@@ -115,8 +116,14 @@ func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, applie
 		return fail(reason, err)
 	}
 	s.keep.applied++
-	if result.Action != apply.Unchanged {
-		s.keep.changes = append(s.keep.changes, objectChange{Key: key, Action: result.Action})
+	s.keep.remember(key, result.Live)
+	change := objectChange{Key: key, Action: result.Action, Fields: apply.PatchedFields(result.Patch)}
+	switch result.Action {
+	case apply.Unchanged:
+	case apply.Drifted, apply.Missing:
+		s.keep.drifted = append(s.keep.drifted, change)
+	default:
+		s.keep.changes = append(s.keep.changes, change)
 	}
 	return nil
 }
@@ -130,6 +137,7 @@ func (r *ApplicationReconciler) checkReadOnly(ctx context.Context, s *scope, c c
 	err := c.Get(ctx, client.ObjectKeyFromObject(obj), live)
 	if err == nil {
 		s.keep.applied++
+		s.keep.remember(key, live)
 		return nil
 	}
 	reason := v1beta1.ReasonApplyFailed
@@ -230,4 +238,18 @@ func describeFailures(fs []objectFailure, limit int) string {
 		msg += f.Err.Error()
 	}
 	return msg
+}
+
+// remember keeps the live object of key for health evaluation.
+func (k *keepReport) remember(key tracker.Key, live *unstructured.Unstructured) {
+	if k.live == nil {
+		k.live = map[tracker.Key]*unstructured.Unstructured{}
+	}
+	k.live[key] = live
+}
+
+// reportOnly reports whether the Application asks StateKeep to report
+// drift without repairing it (annotation app.oam.dev/drift-mode=report).
+func reportOnly(app *v1beta1.Application) bool {
+	return app.Annotations[v1beta1.AnnotationDriftMode] == v1beta1.DriftModeReport
 }

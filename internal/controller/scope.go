@@ -3,6 +3,8 @@ package controller
 import (
 	"errors"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apply"
 	"github.com/steward-oam/steward/internal/policy"
@@ -44,6 +46,8 @@ type scope struct {
 
 	keep keepReport
 	gc   gcReport
+	// health is each component's health, from the live objects.
+	health map[string]componentHealth
 
 	// aborted is true when a phase stopped the pass early.
 	aborted bool
@@ -83,6 +87,8 @@ func newScope(app *v1beta1.Application) *scope { return &scope{app: app} }
 type objectChange struct {
 	Key    tracker.Key
 	Action apply.Action
+	// Fields are the fields a patch changed, for drift reports.
+	Fields []string
 }
 
 // objectFailure is one object a pass could not apply or delete.
@@ -102,6 +108,10 @@ type keepReport struct {
 	failures []objectFailure
 	// waiting lists components skipped because a dependency failed.
 	waiting []string
+	// live are the objects as read or written in this pass, for health.
+	live map[tracker.Key]*unstructured.Unstructured
+	// drifted are the objects report-only mode found drifted.
+	drifted []objectChange
 }
 
 // gcReport is what garbage collection did.

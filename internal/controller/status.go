@@ -31,6 +31,7 @@ func computeStatus(s *scope, now time.Time) {
 	set(renderedCondition(s))
 	set(dispatchedCondition(s))
 	set(stateKeptCondition(s))
+	set(healthyCondition(s))
 	set(garbageCollectedCondition(s))
 	set(readyCondition(st.Conditions))
 	st.Phase = phaseOf(st.Conditions)
@@ -81,9 +82,37 @@ func dispatchedCondition(s *scope) metav1.Condition {
 	return c
 }
 
+func healthyCondition(s *scope) metav1.Condition {
+	c := metav1.Condition{Type: v1beta1.ConditionHealthy, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
+		Message: "every component is healthy"}
+	if s.health == nil {
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, v1beta1.ReasonProgressing, "not evaluated: nothing applied yet"
+		return c
+	}
+	var bad []string
+	for _, comp := range s.app.Spec.Components {
+		if h, ok := s.health[comp.Name]; ok && !h.Healthy {
+			msg := fmt.Sprintf("component %q", comp.Name)
+			if h.Message != "" {
+				msg += ": " + h.Message
+			}
+			bad = append(bad, msg)
+		}
+	}
+	if len(bad) > 0 {
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, v1beta1.ReasonUnhealthy, strings.Join(bad, "; ")
+	}
+	return c
+}
+
 func stateKeptCondition(s *scope) metav1.Condition {
 	c := metav1.Condition{Type: v1beta1.ConditionStateKept, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
 		Message: "every recorded object matches its manifest"}
+	if len(s.keep.drifted) > 0 {
+		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonDriftDetected
+		c.Message = "drift found and not repaired (app.oam.dev/drift-mode=report): " + describeChanges(s.keep.drifted)
+		return c
+	}
 	if len(s.keep.failures) > 0 || !s.keep.ran {
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonStateKeepFailed
 		c.Message = "not every recorded object could be applied"
@@ -114,13 +143,13 @@ func garbageCollectedCondition(s *scope) metav1.Condition {
 // readyCondition summarises the others: the first one that is not True
 // gives Ready its reason and message.
 func readyCondition(conds []metav1.Condition) metav1.Condition {
-	for _, t := range []string{v1beta1.ConditionRendered, v1beta1.ConditionDispatched, v1beta1.ConditionStateKept} {
+	for _, t := range []string{v1beta1.ConditionRendered, v1beta1.ConditionDispatched, v1beta1.ConditionStateKept, v1beta1.ConditionHealthy} {
 		if c := meta.FindStatusCondition(conds, t); c != nil && c.Status != metav1.ConditionTrue {
 			return metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: c.Reason, Message: c.Message}
 		}
 	}
 	return metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
-		Message: "rendered, dispatched and kept"}
+		Message: "rendered, dispatched, kept and healthy"}
 }
 
 func phaseOf(conds []metav1.Condition) v1beta1.ApplicationPhase {
@@ -131,6 +160,8 @@ func phaseOf(conds []metav1.Condition) v1beta1.ApplicationPhase {
 		return v1beta1.ApplicationRendering
 	case meta.IsStatusConditionFalse(conds, v1beta1.ConditionDispatched):
 		return v1beta1.ApplicationWorkflowFailed
+	case meta.IsStatusConditionFalse(conds, v1beta1.ConditionHealthy):
+		return v1beta1.ApplicationUnhealthy
 	default:
 		return v1beta1.ApplicationRunningWorkflow
 	}
@@ -186,9 +217,16 @@ func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1b
 		}
 	}
 	for i := range services {
-		if msg, bad := failed[services[i].Name]; bad {
-			services[i].Healthy = false
-			services[i].Message = msg
+		svc := &services[i]
+		if h, ok := s.health[svc.Name]; ok {
+			svc.Healthy, svc.Message, svc.Details = h.Healthy, h.Message, h.Details
+			if len(h.traits) > 0 {
+				svc.Traits = h.traits
+			}
+		}
+		if msg, bad := failed[svc.Name]; bad {
+			svc.Healthy = false
+			svc.Message = msg
 		}
 	}
 	sort.SliceStable(services, func(i, j int) bool { return services[i].Name < services[j].Name })

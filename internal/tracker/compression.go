@@ -110,3 +110,17 @@ func decompress(t v1beta1.CompressionType, packed []byte) ([]byte, error) {
 		return nil, fmt.Errorf("unknown compression %q", t)
 	}
 }
+
+// Sizes returns the size of a tracker's managed resources as JSON (raw)
+// and as stored in the object (compressed data, or the plain list).
+func Sizes(rt *v1beta1.ResourceTracker) (raw, stored int) {
+	entries, err := Decode(&rt.Spec)
+	if err != nil {
+		return 0, 0
+	}
+	plain, _ := json.Marshal(entries)
+	if rt.Spec.Compression.Type == v1beta1.CompressionNone || rt.Spec.Compression.Data == "" {
+		return len(plain), len(plain)
+	}
+	return len(plain), len(rt.Spec.Compression.Data)
+}

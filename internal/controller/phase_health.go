@@ -1,0 +1,148 @@
+package controller
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// componentHealth is the health of one component and its traits.
+type componentHealth struct {
+	render.Health
+	traits []v1beta1.ApplicationTraitStatus
+}
+
+// evaluateHealth runs each component's health policy over the live objects
+// StateKeep just read: no object is read again. A component with no
+// policy is healthy, as in KubeVela; with --kstatus-health, built-in kinds
+// without a policy use kstatus readiness instead.
+func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) error {
+	if s.current == nil || !s.keep.ran {
+		return nil
+	}
+	entries, err := tracker.Entries(s.current)
+	if err != nil {
+		return nil
+	}
+	defs, err := r.resolveDefinitions(ctx, s.app)
+	if err != nil {
+		s.setRetry(err)
+		return err
+	}
+	byComponent := map[string][]*unstructured.Unstructured{}
+	for _, e := range entries {
+		if e.Deleted || e.Data == nil {
+			continue
+		}
+		byComponent[e.Component] = append(byComponent[e.Component], r.liveOrNil(s, e))
+	}
+	actx := render.AppContext{
+		AppRevision:    liveRevision(s.app, s.current).Name,
+		AppRevisionNum: s.current.Spec.ApplicationGeneration,
+		PublishVersion: s.app.Annotations[v1beta1.AnnotationPublishVersion],
+		ClusterVersion: r.ClusterVersion,
+	}
+	s.health = map[string]componentHealth{}
+	for _, comp := range s.app.Spec.Components {
+		manifests := componentManifests(entries, comp.Name)
+		if len(manifests) == 0 {
+			continue
+		}
+		s.health[comp.Name] = r.healthOf(s, defs, comp, actx, manifests, byComponent[comp.Name])
+	}
+	return nil
+}
+
+// healthOf evaluates one component: its own policy, then each trait's.
+func (r *ApplicationReconciler) healthOf(s *scope, defs render.Definitions, comp v1beta1.ApplicationComponent, actx render.AppContext,
+	manifests, live []*unstructured.Unstructured) componentHealth {
+	var workload *unstructured.Unstructured
+	outputs := map[string]*unstructured.Unstructured{}
+	traitOutputs := map[string]map[string]*unstructured.Unstructured{}
+	for i, m := range manifests {
+		trait, name := render.OutputOf(m)
+		switch {
+		case trait == "" && name == "":
+			workload = live[i]
+		case trait == "":
+			outputs[name] = live[i]
+		default:
+			if traitOutputs[trait] == nil {
+				traitOutputs[trait] = map[string]*unstructured.Unstructured{}
+			}
+			traitOutputs[trait][name] = live[i]
+		}
+	}
+	var h componentHealth
+	def := defs.Components[comp.Type]
+	if r.Options.KstatusHealth && (def == nil || def.Spec.Status == nil || def.Spec.Status.HealthPolicy == "") {
+		h.Health = kstatusAll(append([]*unstructured.Unstructured{workload}, values(outputs)...))
+	} else {
+		h.Health, _ = r.Renderer.ComponentHealth(def, comp, actx, s.app, workload, outputs)
+	}
+	for _, t := range comp.Traits {
+		tdef := defs.Traits[t.Type]
+		var th render.Health
+		if r.Options.KstatusHealth && (tdef == nil || tdef.Spec.Status == nil || tdef.Spec.Status.HealthPolicy == "") {
+			th = kstatusAll(values(traitOutputs[t.Type]))
+		} else {
+			th, _ = r.Renderer.TraitHealth(tdef, t, comp, actx, s.app, workload, traitOutputs[t.Type])
+		}
+		h.traits = append(h.traits, v1beta1.ApplicationTraitStatus{Type: t.Type, Healthy: th.Healthy, Message: th.Message, Details: th.Details})
+		if !th.Healthy {
+			h.Healthy = false
+			if h.Message == "" {
+				h.Message = "trait " + t.Type + ": " + th.Message
+			}
+		}
+	}
+	return h
+}
+
+// liveOrNil returns the live object StateKeep read for an entry.
+func (r *ApplicationReconciler) liveOrNil(s *scope, e v1beta1.ManagedResource) *unstructured.Unstructured {
+	return s.keep.live[tracker.KeyOf(e)]
+}
+
+// componentManifests returns the recorded manifests of a component, in
+// entry order.
+func componentManifests(entries []v1beta1.ManagedResource, component string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, e := range entries {
+		if e.Component != component || e.Deleted || e.Data == nil {
+			continue
+		}
+		m, err := tracker.Manifest(e)
+		if err != nil || m == nil {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// kstatusAll is healthy when every object is ready by kstatus rules.
+func kstatusAll(objs []*unstructured.Unstructured) render.Health {
+	for _, o := range objs {
+		if o == nil {
+			return render.Health{Message: "an object does not exist"}
+		}
+		if h := render.KstatusHealth(o); !h.Healthy {
+			h.Message = o.GetKind() + " " + o.GetName() + ": " + h.Message
+			return h
+		}
+	}
+	return render.Health{Healthy: true}
+}
+
+func values(m map[string]*unstructured.Unstructured) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
