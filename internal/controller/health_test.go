@@ -214,4 +214,3 @@ func gaugeValue(t *testing.T, name string, labels map[string]string) float64 {
 	}
 	return v
 }
-
