@@ -55,6 +55,9 @@ const (
 	ReasonInvalidPolicy = "InvalidPolicy"
 	// ReasonResourceMissing: a read-only resource does not exist.
 	ReasonResourceMissing = "ResourceMissing"
+	// ReasonClusterUnreachable: a target cluster could not be reached or is
+	// no longer registered; the other clusters are dispatched as usual.
+	ReasonClusterUnreachable = "ClusterUnreachable"
 	// ReasonUnhealthy: a component's health policy says it is not healthy.
 	ReasonUnhealthy = "Unhealthy"
 	// ReasonDriftDetected: report-only StateKeep found objects that differ

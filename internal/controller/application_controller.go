@@ -29,6 +29,9 @@ type ApplicationReconciler struct {
 	// Clusters returns the client of each target cluster, used for managed
 	// objects only.
 	Clusters cluster.Clients
+	// Registry lists the registered clusters for topology policies; nil
+	// means the hub only.
+	Registry *cluster.Registry
 	Trackers *tracker.Store
 	Renderer *render.Renderer
 	Recorder recorder.EventRecorder

@@ -50,22 +50,36 @@ func deletionOrder(entries []v1beta1.ManagedResource) []v1beta1.ManagedResource 
 	return out
 }
 
-// deleteInOrder deletes the objects of entries in deletion order and
-// returns the keys whose entries can be dropped (object gone, or not ours).
-// Namespaces and CRDs wait until every other object is confirmed gone.
-func (r *ApplicationReconciler) deleteInOrder(ctx context.Context, s *scope, applier apply.Applier, entries []v1beta1.ManagedResource, failures *[]objectFailure) map[tracker.Key]bool {
-	drop := map[tracker.Key]bool{}
-	othersLeft := false
-	for _, e := range deletionOrder(entries) {
-		last := kindClass(e.Kind) == lastClass
-		if last && othersLeft {
-			s.gc.pending = append(s.gc.pending, tracker.KeyOf(e))
-			continue
+// deleteInOrder deletes the objects of entries in deletion order, each
+// cluster on its own (concurrently), and returns the keys whose entries
+// can be dropped (object gone, or not ours). Namespaces and CRDs wait
+// until every other object of their cluster is confirmed gone. What
+// happened is merged into the scope's garbage-collection report.
+func (r *ApplicationReconciler) deleteInOrder(ctx context.Context, s *scope, applier apply.Applier, entries []v1beta1.ManagedResource) map[tracker.Key]bool {
+	passes := r.eachCluster(byCluster(entries), func(g clusterGroup, p *pass) {
+		c, ok := r.getClient(ctx, g, p, &p.gc.failures)
+		if !ok {
+			return
 		}
-		if r.deleteEntry(ctx, s, applier, e, failures) {
-			drop[tracker.KeyOf(e)] = true
-		} else if !last {
-			othersLeft = true
+		othersLeft := false
+		for _, e := range deletionOrder(g.entries) {
+			last := kindClass(e.Kind) == lastClass
+			if last && othersLeft {
+				p.gc.pending = append(p.gc.pending, tracker.KeyOf(e))
+				continue
+			}
+			if r.deleteEntry(ctx, p, c, applier, e) {
+				p.drop[tracker.KeyOf(e)] = true
+			} else if !last {
+				othersLeft = true
+			}
+		}
+	})
+	drop := map[tracker.Key]bool{}
+	for _, p := range passes {
+		s.merge(p)
+		for k := range p.drop {
+			drop[k] = true
 		}
 	}
 	return drop

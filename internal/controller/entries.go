@@ -17,10 +17,29 @@ import (
 // garbage-collect rule keeps for the Application's lifetime (onAppDelete,
 // never) go to the root tracker; never and read-only objects are marked
 // skipGC so that Steward never deletes them.
-func entriesOf(app *v1beta1.Application, res *render.Result, rules *policy.Rules, namespaced func(*unstructured.Unstructured) bool) (versioned, root []v1beta1.ManagedResource, err error) {
+func entriesOf(app *v1beta1.Application, placed []placedResult, rules *policy.Rules, namespaced func(*unstructured.Unstructured) bool) (versioned, root []v1beta1.ManagedResource, err error) {
 	types := componentTypes(app)
 	seen := map[tracker.Key]string{}
-	for _, comp := range orderByDependencies(res.Components) {
+	for _, pr := range placed {
+		v, rt, err := placedEntries(app, pr, rules, namespaced, types, seen)
+		if err != nil {
+			return nil, nil, err
+		}
+		versioned, root = append(versioned, v...), append(root, rt...)
+	}
+	return versioned, root, nil
+}
+
+// placedResult is the render of one placement.
+type placedResult struct {
+	cluster   string
+	namespace string
+	result    *render.Result
+}
+
+func placedEntries(app *v1beta1.Application, pr placedResult, rules *policy.Rules, namespaced func(*unstructured.Unstructured) bool,
+	types map[string]string, seen map[tracker.Key]string) (versioned, root []v1beta1.ManagedResource, err error) {
+	for _, comp := range orderByDependencies(pr.result.Components) {
 		objs := make([]*unstructured.Unstructured, 0, len(comp.Auxiliaries)+1)
 		traits := make([]string, 0, cap(objs))
 		if comp.Workload != nil {
@@ -37,7 +56,7 @@ func entriesOf(app *v1beta1.Application, res *render.Result, rules *policy.Rules
 			case !namespaced(obj):
 				obj.SetNamespace("")
 			case obj.GetNamespace() == "":
-				obj.SetNamespace(app.Namespace)
+				obj.SetNamespace(pr.namespace)
 			}
 			labels := obj.GetLabels()
 			if labels == nil {
@@ -47,12 +66,15 @@ func entriesOf(app *v1beta1.Application, res *render.Result, rules *policy.Rules
 			labels[v1beta1.LabelAppNamespace] = app.Namespace
 			labels[v1beta1.LabelAppComponent] = comp.Name
 			obj.SetLabels(labels)
-			e, err := tracker.Entry("", comp.Name, traits[i], obj)
+			e, err := tracker.Entry(pr.cluster, comp.Name, traits[i], obj)
 			if err != nil {
 				return nil, nil, fmt.Errorf("component %q: %w", comp.Name, err)
 			}
 			key := tracker.KeyOf(e)
 			by := describeSource(comp.Name, traits[i])
+			if pr.cluster != "" {
+				by += fmt.Sprintf(" in cluster %q", pr.cluster)
+			}
 			if first, dup := seen[key]; dup {
 				return nil, nil, fmt.Errorf("%s renders %s, which %s renders too; each object must come from one place", by, key, first)
 			}

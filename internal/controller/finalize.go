@@ -2,13 +2,10 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -61,7 +58,7 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 			doomed = append(doomed, e)
 		}
 	}
-	for k := range r.deleteInOrder(ctx, s, applier, doomed, &s.gc.failures) {
+	for k := range r.deleteInOrder(ctx, s, applier, doomed) {
 		drop[k] = true
 	}
 	remaining, err := r.pruneTrackers(ctx, trackers, drop)
@@ -153,20 +150,11 @@ func (r *ApplicationReconciler) givingUp(app *v1beta1.Application, failures []ob
 		return false
 	}
 	for _, f := range failures {
-		if !unreachable(f.Err) {
+		if !isUnreachable(f.Err) {
 			return false
 		}
 	}
 	return true
-}
-
-// unreachable reports errors that mean the cluster cannot be reached, as
-// opposed to a refusal (RBAC, admission) that a user must fix.
-func unreachable(err error) bool {
-	var netErr net.Error
-	var notRegistered *clusterError
-	return errors.As(err, &netErr) || utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) ||
-		errors.Is(err, context.DeadlineExceeded) || errors.As(err, &notRegistered)
 }
 
 // clusterError marks a failure to get a cluster's client.

@@ -98,10 +98,25 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 	if err != nil {
 		return nil, err
 	}
+	clusters, err := cluster.NewManager(cfg, cluster.NewManagedClient(direct, mgr.GetCache(), gvks), cluster.ManagerOptions{
+		Namespace: opts.ClusterSecretNS,
+		QPS:       float32(opts.KubeAPIQPS),
+		Burst:     opts.KubeAPIBurst,
+		Scheme:    mgr.GetScheme(),
+		Secrets:   direct, // never an informer on Secrets
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating cluster clients: %w", err)
+	}
+	if err := mgr.Add(clusters); err != nil {
+		return nil, err
+	}
+	registry := clusters.Registry()
 	return &ApplicationReconciler{
 		Client:         mgr.GetClient(),
 		Mapper:         mgr.GetRESTMapper(),
-		Clusters:       cluster.Hub{Client: cluster.NewManagedClient(direct, mgr.GetCache(), gvks)},
+		Clusters:       clusters,
+		Registry:       &registry,
 		Trackers:       &tracker.Store{Client: mgr.GetClient(), Compression: v1beta1.CompressionType(opts.TrackerCompression)},
 		Renderer:       render.NewRenderer(render.WithCacheObserver(m.ObserveRenderCache)),
 		Metrics:        m,

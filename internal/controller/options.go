@@ -34,6 +34,8 @@ type Options struct {
 	MinReconcileInterval time.Duration
 	DeletionTimeout      time.Duration
 	KstatusHealth        bool
+	ClusterConcurrency   int
+	ClusterSecretNS      string
 	// testHooks interrupt passes in tests; never set in production.
 	testHooks hooks
 	// SkipNameValidation lets tests start several managers in one process.
@@ -58,6 +60,8 @@ func NewOptions() Options {
 		TrackerCompression:   string(v1beta1.CompressionZstd),
 		MinReconcileInterval: 10 * time.Second,
 		DeletionTimeout:      10 * time.Minute,
+		ClusterConcurrency:   8,
+		ClusterSecretNS:      "vela-system",
 	}
 }
 
@@ -79,6 +83,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.RevisionLimit, "application-revision-limit", o.RevisionLimit, "Versioned resource trackers kept per Application as history.")
 	fs.DurationVar(&o.DeletionTimeout, "application-deletion-timeout", o.DeletionTimeout, "How long a deleting Application waits for objects in unreachable clusters before it gives up on them (an event names what was left behind). Refused deletions (RBAC, admission) are retried without limit.")
 	fs.BoolVar(&o.KstatusHealth, "kstatus-health", o.KstatusHealth, "Judge components and traits whose definition has no health policy by kstatus readiness of their built-in objects (Deployments available, Jobs complete, ...) instead of calling them healthy as KubeVela does.")
+	fs.IntVar(&o.ClusterConcurrency, "cluster-concurrency", o.ClusterConcurrency, "Clusters one Application is dispatched to, kept and garbage-collected in at the same time.")
+	fs.StringVar(&o.ClusterSecretNS, "cluster-secret-namespace", o.ClusterSecretNS, "Namespace of the Secrets that register target clusters (KubeVela's format).")
 	fs.StringVar(&o.TrackerCompression, "resource-tracker-compression", o.TrackerCompression, "How ResourceTrackers store managed resources: \"\" (none), gzip or zstd.")
 }
 

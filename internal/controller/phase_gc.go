@@ -84,7 +84,7 @@ func (r *ApplicationReconciler) collectTracker(ctx context.Context, s *scope, ap
 				doomed = append(doomed, e)
 			}
 		}
-		gone := r.deleteInOrder(ctx, s, applier, doomed, &s.gc.failures)
+		gone := r.deleteInOrder(ctx, s, applier, doomed)
 		history := make([]v1beta1.ManagedResource, len(marked))
 		settled := true
 		for i, e := range marked {

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
 )
@@ -38,7 +39,8 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 		if e.Deleted || e.Data == nil {
 			continue
 		}
-		byComponent[e.Component] = append(byComponent[e.Component], r.liveOrNil(s, e))
+		k := healthKey(e.Component, e.Cluster)
+		byComponent[k] = append(byComponent[k], r.liveOrNil(s, e))
 	}
 	actx := render.AppContext{
 		AppRevision:    liveRevision(s.app, s.current).Name,
@@ -48,13 +50,24 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 	}
 	s.health = map[string]componentHealth{}
 	for _, comp := range s.app.Spec.Components {
-		manifests := componentManifests(entries, comp.Name)
-		if len(manifests) == 0 {
-			continue
+		for _, g := range byCluster(entries) {
+			manifests := componentManifests(g.entries, comp.Name)
+			if len(manifests) == 0 {
+				continue
+			}
+			k := healthKey(comp.Name, g.cluster)
+			s.health[k] = r.healthOf(s, defs, comp, actx, manifests, byComponent[k])
 		}
-		s.health[comp.Name] = r.healthOf(s, defs, comp, actx, manifests, byComponent[comp.Name])
 	}
 	return nil
+}
+
+// healthKey identifies a component in one cluster.
+func healthKey(component, clusterName string) string {
+	if cluster.IsLocal(clusterName) {
+		clusterName = ""
+	}
+	return component + "@" + clusterName
 }
 
 // healthOf evaluates one component: its own policy, then each trait's.

@@ -46,29 +46,14 @@ func (r *ApplicationReconciler) keepTracker(ctx context.Context, s *scope, appli
 		s.keep.failures = append(s.keep.failures, objectFailure{Reason: v1beta1.ReasonStateKeepFailed, Err: err})
 		return nil
 	}
-	deps := dependencies(s.app)
-	types := componentTypes(s.app)
-	failed := map[string]bool{}
+	passes := r.eachCluster(byCluster(entries), func(g clusterGroup, p *pass) {
+		r.keepCluster(ctx, s, applier, g, p)
+	})
 	drop := map[tracker.Key]bool{}
-	for _, e := range entries {
-		key := tracker.KeyOf(e)
-		if e.Deleted {
-			if r.deleteEntry(ctx, s, applier, e, &s.keep.failures) {
-				drop[key] = true
-			}
-			continue
-		}
-		if e.Data == nil {
-			continue
-		}
-		if blocked := failedDependency(deps[e.Component], failed); blocked != "" {
-			// Whatever depends on a waiting component waits too.
-			failed[e.Component] = true
-			s.keep.waiting = appendOnce(s.keep.waiting, e.Component)
-			continue
-		}
-		if err := r.applyEntry(ctx, s, applier, e, resourceOf(e, types)); err != nil {
-			failed[e.Component] = true
+	for _, p := range passes {
+		s.merge(p)
+		for k := range p.drop {
+			drop[k] = true
 		}
 	}
 	if len(drop) == 0 {
@@ -81,26 +66,59 @@ func (r *ApplicationReconciler) keepTracker(ctx context.Context, s *scope, appli
 	return nil
 }
 
+// keepCluster applies one cluster's entries in recorded (dependency)
+// order. A cluster that cannot be reached is reported once and the rest
+// of its entries wait for the next pass.
+func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, applier apply.Applier, g clusterGroup, p *pass) {
+	c, ok := r.getClient(ctx, g, p, &p.keep.failures)
+	if !ok {
+		return
+	}
+	deps := dependencies(s.app)
+	types := componentTypes(s.app)
+	failed := map[string]bool{}
+	for _, e := range g.entries {
+		if e.Deleted {
+			if r.deleteEntry(ctx, p, c, applier, e) {
+				p.drop[tracker.KeyOf(e)] = true
+			}
+			continue
+		}
+		if e.Data == nil {
+			continue
+		}
+		if blocked := failedDependency(deps[e.Component], failed); blocked != "" {
+			// Whatever depends on a waiting component waits too.
+			failed[e.Component] = true
+			p.keep.waiting = appendOnce(p.keep.waiting, e.Component)
+			continue
+		}
+		err := r.applyEntry(ctx, s, p, c, applier, e, resourceOf(e, types))
+		if err != nil && isUnreachable(err) {
+			p.keep.failures[len(p.keep.failures)-1] = clusterFailure(g.cluster, err)
+			return
+		}
+		if err != nil {
+			failed[e.Component] = true
+		}
+	}
+}
+
 // applyEntry applies one recorded manifest, as the resource policies say,
 // and records the outcome. A read-only object is only checked for
 // existence.
-func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, applier apply.Applier, e v1beta1.ManagedResource, res policy.Resource) error {
+func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, p *pass, c client.Client, applier apply.Applier, e v1beta1.ManagedResource, res policy.Resource) error {
 	key := tracker.KeyOf(e)
 	fail := func(reason string, err error) error {
-		s.keep.failures = append(s.keep.failures, objectFailure{Key: key, Component: e.Component, Reason: reason, Err: err})
+		p.keep.failures = append(p.keep.failures, objectFailure{Key: key, Component: e.Component, Reason: reason, Err: err})
 		return err
 	}
 	obj, err := tracker.Manifest(e)
 	if err != nil {
 		return fail(v1beta1.ReasonStateKeepFailed, err)
 	}
-	c, err := r.Clusters.GetClient(ctx, e.Cluster)
-	if err != nil {
-		s.setRetry(err)
-		return fail(v1beta1.ReasonApplyFailed, err)
-	}
 	if s.rules.ReadOnly(res) {
-		return r.checkReadOnly(ctx, s, c, e, obj)
+		return r.checkReadOnly(ctx, p, c, e, obj)
 	}
 	result, err := applier.Apply(ctx, c, obj, apply.Options{
 		TakeOver:       s.rules.TakeOver(res),
@@ -111,33 +129,33 @@ func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, applie
 	if err != nil {
 		reason := classifyApplyError(err)
 		if reason != v1beta1.ReasonOwnershipConflict {
-			s.setRetry(err)
+			p.setRetry(err)
 		}
 		return fail(reason, err)
 	}
-	s.keep.applied++
-	s.keep.remember(key, result.Live)
+	p.keep.applied++
+	p.keep.remember(key, result.Live)
 	change := objectChange{Key: key, Action: result.Action, Fields: apply.PatchedFields(result.Patch)}
 	switch result.Action {
 	case apply.Unchanged:
 	case apply.Drifted, apply.Missing:
-		s.keep.drifted = append(s.keep.drifted, change)
+		p.keep.drifted = append(p.keep.drifted, change)
 	default:
-		s.keep.changes = append(s.keep.changes, change)
+		p.keep.changes = append(p.keep.changes, change)
 	}
 	return nil
 }
 
 // checkReadOnly verifies that a read-only object exists; Steward never
 // writes it.
-func (r *ApplicationReconciler) checkReadOnly(ctx context.Context, s *scope, c client.Client, e v1beta1.ManagedResource, obj *unstructured.Unstructured) error {
+func (r *ApplicationReconciler) checkReadOnly(ctx context.Context, p *pass, c client.Client, e v1beta1.ManagedResource, obj *unstructured.Unstructured) error {
 	key := tracker.KeyOf(e)
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(obj.GroupVersionKind())
 	err := c.Get(ctx, client.ObjectKeyFromObject(obj), live)
 	if err == nil {
-		s.keep.applied++
-		s.keep.remember(key, live)
+		p.keep.applied++
+		p.keep.remember(key, live)
 		return nil
 	}
 	reason := v1beta1.ReasonApplyFailed
@@ -145,40 +163,33 @@ func (r *ApplicationReconciler) checkReadOnly(ctx context.Context, s *scope, c c
 		reason = v1beta1.ReasonResourceMissing
 		err = fmt.Errorf("read-only %s does not exist; create it, or remove it from the read-only policy", key)
 	} else {
-		s.setRetry(err)
+		p.setRetry(err)
 	}
-	s.keep.failures = append(s.keep.failures, objectFailure{Key: key, Component: e.Component, Reason: reason, Err: err})
+	p.keep.failures = append(p.keep.failures, objectFailure{Key: key, Component: e.Component, Reason: reason, Err: err})
 	return err
 }
 
 // deleteEntry deletes the object of an entry and reports whether the entry
 // can be dropped: the object is gone, or it is not ours to delete.
-func (r *ApplicationReconciler) deleteEntry(ctx context.Context, s *scope, applier apply.Applier, e v1beta1.ManagedResource, failures *[]objectFailure) bool {
+func (r *ApplicationReconciler) deleteEntry(ctx context.Context, p *pass, c client.Client, applier apply.Applier, e v1beta1.ManagedResource) bool {
 	key := tracker.KeyOf(e)
-	c, err := r.Clusters.GetClient(ctx, e.Cluster)
-	if err != nil {
-		err = &clusterError{err: err}
-	} else {
-		var res apply.Result
-		ref := refObject(e)
-		res, err = applier.Delete(ctx, c, ref)
-		if err == nil {
-			switch res.Action {
-			case apply.Gone, apply.Skipped:
-				return true
-			case apply.Deleted:
-				s.gc.deleted = append(s.gc.deleted, objectChange{Key: key, Action: apply.Deleted})
-				s.gc.pending = append(s.gc.pending, key)
-				return false
-			}
+	res, err := applier.Delete(ctx, c, refObject(e))
+	if err == nil {
+		switch res.Action {
+		case apply.Gone, apply.Skipped:
+			return true
+		case apply.Deleted:
+			p.gc.deleted = append(p.gc.deleted, objectChange{Key: key, Action: apply.Deleted})
+			p.gc.pending = append(p.gc.pending, key)
+			return false
 		}
 	}
 	if meta.IsNoMatchError(err) {
 		// The kind is no longer served: no such object can exist.
 		return true
 	}
-	*failures = append(*failures, objectFailure{Key: key, Component: e.Component, Reason: v1beta1.ReasonDeleteFailed, Err: err})
-	s.setRetry(err)
+	p.gc.failures = append(p.gc.failures, objectFailure{Key: key, Component: e.Component, Reason: v1beta1.ReasonDeleteFailed, Err: err})
+	p.setRetry(err)
 	return false
 }
 

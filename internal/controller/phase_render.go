@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -9,6 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -72,24 +75,12 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: s.rulesErr}
 		return nil
 	}
-	defs, err := r.resolveDefinitions(ctx, s.app)
+	versioned, root, err := r.renderPlacements(ctx, s, gen, kind)
 	if err != nil {
-		s.setRetry(err)
-		return err
-	}
-	res, err := r.Renderer.Render(s.app, defs, render.AppContext{
-		AppRevision:    revisionName(s.app, gen),
-		AppRevisionNum: gen,
-		PublishVersion: kind.PublishVersion,
-		ClusterVersion: r.ClusterVersion,
-	})
-	if err != nil {
-		s.renderErr = err
-		return nil
-	}
-	versioned, root, err := entriesOf(s.app, res, s.rules, r.namespaced)
-	if err != nil {
-		s.renderErr = err
+		if s.renderErr == nil {
+			s.setRetry(err)
+			return err
+		}
 		return nil
 	}
 	ref := tracker.RefOf(s.app)
@@ -204,4 +195,85 @@ func (r *ApplicationReconciler) lookup(ctx context.Context, namespace, name stri
 		}
 	}
 	return false, nil
+}
+
+// renderPlacements renders the Application once per placement of its
+// deploy steps (the hub alone without topology policies), each with the
+// step's overrides and the placement's namespace, and returns the entries
+// for the versioned and root trackers, each naming its cluster. User
+// errors go to s.renderErr; the returned error is then non-nil too.
+func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, gen int64, kind tracker.Kind) (versioned, root []v1beta1.ManagedResource, err error) {
+	steps, err := r.placements(ctx, s.app)
+	if err != nil {
+		if errors.Is(err, errClusterList) {
+			return nil, nil, err
+		}
+		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: err}
+		return nil, nil, err
+	}
+	var results []placedResult
+	for _, step := range steps {
+		comps, err := step.Components(s.app)
+		if err != nil {
+			s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: err}
+			return nil, nil, err
+		}
+		for _, p := range step.Placements {
+			app := s.app.DeepCopy()
+			app.Spec.Components = comps
+			if p.Namespace != "" {
+				app.Namespace = p.Namespace
+			}
+			defs, err := r.resolveDefinitions(ctx, app)
+			if err != nil {
+				return nil, nil, err
+			}
+			res, err := r.Renderer.Render(app, defs, render.AppContext{
+				AppRevision:    revisionName(s.app, gen),
+				AppRevisionNum: gen,
+				PublishVersion: kind.PublishVersion,
+				ClusterVersion: r.ClusterVersion,
+			})
+			if err != nil {
+				if p.Cluster != "" {
+					err = fmt.Errorf("cluster %q: %w", p.Cluster, err)
+				}
+				s.renderErr = err
+				return nil, nil, err
+			}
+			results = append(results, placedResult{cluster: p.Cluster, namespace: app.Namespace, result: res})
+		}
+	}
+	versioned, root, err = entriesOf(s.app, results, s.rules, r.namespaced)
+	if err != nil {
+		s.renderErr = err
+	}
+	return versioned, root, err
+}
+
+// errClusterList marks a failure to read the cluster registry, which is
+// transient, unlike a placement the user got wrong.
+var errClusterList = errors.New("listing clusters")
+
+// placements resolves the deploy steps of app. Clusters are listed only
+// when a topology policy needs them.
+func (r *ApplicationReconciler) placements(ctx context.Context, app *v1beta1.Application) ([]placement.Step, error) {
+	var clusters []cluster.Cluster
+	if r.Registry != nil && usesTopology(app) {
+		list, err := r.Registry.List(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errClusterList, err)
+		}
+		clusters = list
+	}
+	return placement.Resolve(app, clusters)
+}
+
+func usesTopology(app *v1beta1.Application) bool {
+	for _, p := range app.Spec.Policies {
+		if p.Type == "topology" {
+			return true
+		}
+	}
+	return false
 }

@@ -90,14 +90,25 @@ func healthyCondition(s *scope) metav1.Condition {
 		return c
 	}
 	var bad []string
-	for _, comp := range s.app.Spec.Components {
-		if h, ok := s.health[comp.Name]; ok && !h.Healthy {
-			msg := fmt.Sprintf("component %q", comp.Name)
-			if h.Message != "" {
-				msg += ": " + h.Message
-			}
-			bad = append(bad, msg)
+	keys := make([]string, 0, len(s.health))
+	for k := range s.health {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		h := s.health[k]
+		if h.Healthy {
+			continue
 		}
+		comp, clusterName, _ := strings.Cut(k, "@")
+		msg := fmt.Sprintf("component %q", comp)
+		if clusterName != "" {
+			msg += fmt.Sprintf(" in cluster %q", clusterName)
+		}
+		if h.Message != "" {
+			msg += ": " + h.Message
+		}
+		bad = append(bad, msg)
 	}
 	if len(bad) > 0 {
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, v1beta1.ReasonUnhealthy, strings.Join(bad, "; ")
@@ -176,8 +187,8 @@ func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1b
 	byName := map[string]int{}
 	failed := map[string]string{}
 	for _, f := range s.keep.failures {
-		if f.Component != "" && failed[f.Component] == "" {
-			failed[f.Component] = f.Err.Error()
+		if k := healthKey(f.Component, f.Key.Cluster); f.Component != "" && failed[k] == "" {
+			failed[k] = f.Err.Error()
 		}
 	}
 	inSpec := map[string]bool{}
@@ -201,12 +212,13 @@ func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1b
 			if e.Component == "" || (rt == s.root && !inSpec[e.Component] && !hasService(services, e.Component)) {
 				continue
 			}
-			if _, ok := byName[e.Component]; !ok {
-				byName[e.Component] = len(services)
+			svcKey := healthKey(e.Component, e.Cluster)
+			if _, ok := byName[svcKey]; !ok {
+				byName[svcKey] = len(services)
 				services = append(services, v1beta1.ApplicationComponentStatus{Name: e.Component, Namespace: e.Namespace,
 					Cluster: e.Cluster, Healthy: true})
 			}
-			svc := &services[byName[e.Component]]
+			svc := &services[byName[svcKey]]
 			if e.Trait == "" && svc.WorkloadDefinition == nil {
 				svc.WorkloadDefinition = &v1beta1.GroupVersionKindRef{APIVersion: e.APIVersion, Kind: e.Kind}
 				svc.Namespace = e.Namespace
@@ -218,18 +230,23 @@ func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1b
 	}
 	for i := range services {
 		svc := &services[i]
-		if h, ok := s.health[svc.Name]; ok {
+		if h, ok := s.health[healthKey(svc.Name, svc.Cluster)]; ok {
 			svc.Healthy, svc.Message, svc.Details = h.Healthy, h.Message, h.Details
 			if len(h.traits) > 0 {
 				svc.Traits = h.traits
 			}
 		}
-		if msg, bad := failed[svc.Name]; bad {
+		if msg, bad := failed[healthKey(svc.Name, svc.Cluster)]; bad {
 			svc.Healthy = false
 			svc.Message = msg
 		}
 	}
-	sort.SliceStable(services, func(i, j int) bool { return services[i].Name < services[j].Name })
+	sort.SliceStable(services, func(i, j int) bool {
+		if services[i].Name != services[j].Name {
+			return services[i].Name < services[j].Name
+		}
+		return services[i].Cluster < services[j].Cluster
+	})
 	return services, refs
 }
 

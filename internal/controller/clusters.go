@@ -1,0 +1,134 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// pass collects what one cluster's share of a phase did. The shares of
+// different clusters run concurrently, each with its own pass, and are
+// merged into the scope afterwards in cluster order.
+type pass struct {
+	keep     keepReport
+	gc       gcReport
+	drop     map[tracker.Key]bool
+	retryErr error
+}
+
+func newPass() *pass { return &pass{drop: map[tracker.Key]bool{}} }
+
+func (p *pass) setRetry(err error) {
+	if p.retryErr == nil {
+		p.retryErr = err
+	}
+}
+
+// merge adds a cluster's pass to the scope and returns the keys it
+// dropped.
+func (s *scope) merge(p *pass) {
+	s.keep.applied += p.keep.applied
+	s.keep.changes = append(s.keep.changes, p.keep.changes...)
+	s.keep.failures = append(s.keep.failures, p.keep.failures...)
+	s.keep.drifted = append(s.keep.drifted, p.keep.drifted...)
+	for _, w := range p.keep.waiting {
+		s.keep.waiting = appendOnce(s.keep.waiting, w)
+	}
+	for k, v := range p.keep.live {
+		s.keep.remember(k, v)
+	}
+	s.gc.deleted = append(s.gc.deleted, p.gc.deleted...)
+	s.gc.pending = append(s.gc.pending, p.gc.pending...)
+	s.gc.failures = append(s.gc.failures, p.gc.failures...)
+	if p.retryErr != nil {
+		s.setRetry(p.retryErr)
+	}
+}
+
+// clusterGroup is the entries of one cluster, in recorded order.
+type clusterGroup struct {
+	cluster string
+	entries []v1beta1.ManagedResource
+}
+
+// byCluster groups entries by cluster, clusters in order of first
+// appearance.
+func byCluster(entries []v1beta1.ManagedResource) []clusterGroup {
+	idx := map[string]int{}
+	var out []clusterGroup
+	for _, e := range entries {
+		name := e.Cluster
+		if cluster.IsLocal(name) {
+			name = ""
+		}
+		i, ok := idx[name]
+		if !ok {
+			i = len(out)
+			idx[name] = i
+			out = append(out, clusterGroup{cluster: name})
+		}
+		out[i].entries = append(out[i].entries, e)
+	}
+	return out
+}
+
+// eachCluster runs fn for every group, at most ClusterConcurrency at a
+// time, so that a slow or unreachable cluster does not hold up the others.
+// It returns one pass per group, in group order.
+func (r *ApplicationReconciler) eachCluster(groups []clusterGroup, fn func(g clusterGroup, p *pass)) []*pass {
+	passes := make([]*pass, len(groups))
+	limit := max(r.Options.ClusterConcurrency, 1)
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i, g := range groups {
+		passes[i] = newPass()
+		if len(groups) == 1 {
+			fn(g, passes[i])
+			break
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			fn(g, passes[i])
+		}()
+	}
+	wg.Wait()
+	return passes
+}
+
+// clusterFailure records that a whole cluster could not be reached.
+func clusterFailure(name string, err error) objectFailure {
+	if name == "" {
+		name = cluster.Local
+	}
+	return objectFailure{Key: tracker.Key{Cluster: name}, Reason: v1beta1.ReasonClusterUnreachable,
+		Err: fmt.Errorf("cluster %q: %w", name, err)}
+}
+
+// isUnreachable reports errors that mean a cluster cannot be reached or is
+// no longer registered, as opposed to refusals a user must fix.
+func isUnreachable(err error) bool {
+	var ce *clusterError
+	return cluster.IsUnreachable(err) || errors.Is(err, cluster.ErrNotRegistered) || errors.As(err, &ce)
+}
+
+// getClient returns the client of a group's cluster, or records the
+// cluster as unreachable.
+func (r *ApplicationReconciler) getClient(ctx context.Context, g clusterGroup, p *pass, failures *[]objectFailure) (client.Client, bool) {
+	c, err := r.Clusters.GetClient(ctx, g.cluster)
+	if err != nil {
+		*failures = append(*failures, clusterFailure(g.cluster, err))
+		p.setRetry(err)
+		return nil, false
+	}
+	return c, true
+}
