@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -110,8 +111,10 @@ func clusterFailure(name string, err error) objectFailure {
 	if name == "" {
 		name = cluster.Local
 	}
-	return objectFailure{Key: tracker.Key{Cluster: name}, Reason: v1beta1.ReasonClusterUnreachable,
-		Err: fmt.Errorf("cluster %q: %w", name, err)}
+	if !strings.HasPrefix(err.Error(), fmt.Sprintf("cluster %q", name)) {
+		err = fmt.Errorf("cluster %q: %w", name, err)
+	}
+	return objectFailure{Key: tracker.Key{Cluster: name}, Reason: v1beta1.ReasonClusterUnreachable, Err: err}
 }
 
 // isUnreachable reports errors that mean a cluster cannot be reached or is

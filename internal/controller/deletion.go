@@ -70,7 +70,14 @@ func (r *ApplicationReconciler) deleteInOrder(ctx context.Context, s *scope, app
 			}
 			if r.deleteEntry(ctx, p, c, applier, e) {
 				p.drop[tracker.KeyOf(e)] = true
-			} else if !last {
+				continue
+			}
+			if n := len(p.gc.failures); n > 0 && isUnreachable(p.gc.failures[n-1].Err) {
+				// The cluster is gone for now: the rest waits for it.
+				p.gc.failures[n-1] = clusterFailure(g.cluster, p.gc.failures[n-1].Err)
+				return
+			}
+			if !last {
 				othersLeft = true
 			}
 		}

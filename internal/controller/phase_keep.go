@@ -110,6 +110,9 @@ func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, appli
 func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, p *pass, c client.Client, applier apply.Applier, e v1beta1.ManagedResource, res policy.Resource) error {
 	key := tracker.KeyOf(e)
 	fail := func(reason string, err error) error {
+		if e.Cluster != "" {
+			err = fmt.Errorf("cluster %q: %w", e.Cluster, err)
+		}
 		p.keep.failures = append(p.keep.failures, objectFailure{Key: key, Component: e.Component, Reason: reason, Err: err})
 		return err
 	}
@@ -187,6 +190,9 @@ func (r *ApplicationReconciler) deleteEntry(ctx context.Context, p *pass, c clie
 	if meta.IsNoMatchError(err) {
 		// The kind is no longer served: no such object can exist.
 		return true
+	}
+	if e.Cluster != "" {
+		err = fmt.Errorf("cluster %q: %w", e.Cluster, err)
 	}
 	p.gc.failures = append(p.gc.failures, objectFailure{Key: key, Component: e.Component, Reason: v1beta1.ReasonDeleteFailed, Err: err})
 	p.setRetry(err)

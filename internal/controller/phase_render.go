@@ -221,12 +221,14 @@ func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, 
 		for _, p := range step.Placements {
 			app := s.app.DeepCopy()
 			app.Spec.Components = comps
-			if p.Namespace != "" {
-				app.Namespace = p.Namespace
-			}
+			// Definitions come from the Application's namespace, wherever
+			// its objects go.
 			defs, err := r.resolveDefinitions(ctx, app)
 			if err != nil {
 				return nil, nil, err
+			}
+			if p.Namespace != "" {
+				app.Namespace = p.Namespace
 			}
 			res, err := r.Renderer.Render(app, defs, render.AppContext{
 				AppRevision:    revisionName(s.app, gen),
