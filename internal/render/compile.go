@@ -4,11 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -120,11 +122,11 @@ func compileSource(src string, validate bool) *compiled {
 	if !validate {
 		return c
 	}
-	if err := v.Err(); err != nil {
+	if err := withoutIncomplete(v.Err()); err != nil {
 		c.err = flattenCUE(err, "", true)
 		return c
 	}
-	if err := v.Validate(); err != nil {
+	if err := withoutIncomplete(v.Validate()); err != nil {
 		c.err = flattenCUE(err, "", true)
 	}
 	return c
@@ -189,4 +191,26 @@ func (r *Renderer) cached(kind, part string, meta *metav1.ObjectMeta, src string
 	r.cache[key] = c
 	r.mu.Unlock()
 	return c
+}
+
+// withoutIncomplete drops the errors that only say a value is not known
+// yet: before properties are filled in, a template may well compare or
+// loop over parameters (`if parameter.replicas > 1`), and KubeVela accepts
+// such definitions. Real errors (syntax, conflicts, bad references) stay.
+func withoutIncomplete(err error) error {
+	if err == nil {
+		return nil
+	}
+	var kept cueerrors.Error
+	for _, e := range cueerrors.Errors(err) {
+		msg := e.Error()
+		if strings.Contains(msg, "non-concrete value") || strings.Contains(msg, "incomplete value") {
+			continue
+		}
+		kept = cueerrors.Append(kept, e)
+	}
+	if kept == nil {
+		return nil
+	}
+	return kept
 }

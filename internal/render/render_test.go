@@ -219,3 +219,25 @@ func TestRenderer_ConcurrentRendersShareTheCache(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckTemplate_AcceptsConditionsOnParameters(t *testing.T) {
+	// KubeVela accepts templates whose top-level comprehensions read
+	// parameters that are only known once properties are filled in.
+	r := render.NewRenderer()
+	src := `
+output: {apiVersion: "v1", kind: "ConfigMap", metadata: name: context.name}
+if parameter.replicas > 1 {
+	outputs: extra: {apiVersion: "v1", kind: "ConfigMap", metadata: name: context.name + "-extra"}
+}
+parameter: replicas: int
+`
+	if err := r.CheckTemplate(render.KindComponent, "cond", src); err != nil {
+		t.Fatalf("valid template rejected: %v", err)
+	}
+	if err := r.CheckTemplate(render.KindComponent, "broken", "output: {apiVersion: \"v1\"\n"); err == nil {
+		t.Fatal("a syntax error was accepted")
+	}
+	if err := r.CheckTemplate(render.KindComponent, "conflict", "output: {a: 1, a: 2}\n"); err == nil {
+		t.Fatal("a conflict was accepted")
+	}
+}
