@@ -170,6 +170,9 @@ func (r *Renderer) evaluateDefinition(kind string, meta *metav1.ObjectMeta, sche
 		return nil, &Error{Reason: v1beta1.ReasonInvalidProperties, Err: err}
 	}
 	c := r.template(kind, meta, schematic.CUE.Template)
+	if c.err != nil {
+		return nil, renderErr("", fmt.Errorf("the template of %s %s/%s does not compile: %w", kind, meta.Namespace, meta.Name, c.err))
+	}
 	return c.evaluate(params, ctx)
 }
 
