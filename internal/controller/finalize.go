@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,6 +39,16 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// Component-revision trackers are records, not objects: they go once
+	// everything else is gone.
+	var records []v1beta1.ResourceTracker
+	trackers = slices.DeleteFunc(trackers, func(rt v1beta1.ResourceTracker) bool {
+		if rt.Spec.Type == v1beta1.ResourceTrackerTypeComponentRevision {
+			records = append(records, rt)
+			return true
+		}
+		return false
+	})
 	all, err := allEntries(trackers)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -70,6 +81,11 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 			return ctrl.Result{}, fmt.Errorf("deleting application %s/%s: %s", app.Namespace, app.Name, describeFailures(s.gc.failures, 3))
 		}
 		return ctrl.Result{RequeueAfter: deletionPoll}, nil
+	}
+	for i := range records {
+		if err := r.Trackers.Delete(ctx, &records[i]); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if remaining > 0 {
 		r.Recorder.Eventf(app, nil, "Warning", v1beta1.ReasonDeleteFailed, "Delete",

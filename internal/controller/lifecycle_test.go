@@ -159,3 +159,33 @@ func serviceEntryIsHistory(t *testing.T, ns, app string) error {
 	}
 	return nil
 }
+
+func TestComponentRevisions_RecordedPerChangedComponent(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+	waitReady(t, ns, "web")
+	setSpec(t, ns, "web", v2Spec, nil)
+	waitReady(t, ns, "web")
+	// A new generation that renders the same objects (the default greeting
+	// spelled out) adds no component revision.
+	setSpec(t, ns, "web", strings.Replace(v2Spec, `{image: "nginx:1.27"}`, `{image: "nginx:1.27", greeting: hello}`, 1), nil)
+	waitReady(t, ns, "web")
+	var revs []string
+	for _, rt := range trackersOf(t, ns, "web") {
+		if rt.Spec.Type != v1beta1.ResourceTrackerTypeComponentRevision {
+			continue
+		}
+		entries, _ := tracker.Entries(&rt)
+		for _, e := range entries {
+			revs = append(revs, e.Name)
+		}
+	}
+	if strings.Join(revs, ",") != "web-v1,web-v2" {
+		t.Errorf("component revisions = %v, want web-v1,web-v2", revs)
+	}
+	deleteApp(t, ns, "web")
+	if n := len(trackersOf(t, ns, "web")); n != 0 {
+		t.Errorf("%d trackers left after deletion", n)
+	}
+}

@@ -36,6 +36,8 @@ func (r *ApplicationReconciler) loadTrackers(ctx context.Context, s *scope) erro
 		switch rt.Spec.Type {
 		case v1beta1.ResourceTrackerTypeRoot:
 			s.root = &rt
+		case v1beta1.ResourceTrackerTypeComponentRevision:
+			s.comprev = &rt
 		case v1beta1.ResourceTrackerTypeVersioned:
 			if rt.Labels[v1beta1.LabelAppUID] == string(s.app.UID) {
 				s.newestGeneration = max(s.newestGeneration, rt.Spec.ApplicationGeneration)
@@ -105,6 +107,9 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 	s.older = slices.DeleteFunc(s.older, func(o v1beta1.ResourceTracker) bool { return o.Name == rt.Name })
 	s.current = rt
 	s.fresh = true
+	if err := r.recordComponentRevisions(ctx, s, versioned); err != nil {
+		s.setRetry(err)
+	}
 	return r.hooks.call(hookAfterRecord)
 }
 

@@ -22,6 +22,8 @@ type scope struct {
 	current *v1beta1.ResourceTracker
 	// root records resources whose lifetime is the Application's.
 	root *v1beta1.ResourceTracker
+	// comprev records the revisions of each component.
+	comprev *v1beta1.ResourceTracker
 	// older are the versioned trackers before current, oldest first,
 	// including trackers left by an earlier Application of the same name.
 	older []v1beta1.ResourceTracker
