@@ -41,7 +41,8 @@ type ApplicationReconciler struct {
 	// Metrics records Steward's metrics; nil records nothing.
 	Metrics *metrics.Metrics
 
-	warned warnedIntervals
+	warned      warnedIntervals
+	clusterList clusterListCache
 	// hooks interrupt a pass in tests; nil in production.
 	hooks hooks
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -134,4 +135,35 @@ func (r *ApplicationReconciler) getClient(ctx context.Context, g clusterGroup, p
 		return nil, false
 	}
 	return c, true
+}
+
+// clusterListTTL is how long the registry's cluster list is reused when
+// checking, on re-sync, whether placements moved.
+const clusterListTTL = 30 * time.Second
+
+// clusterListCache shares one read of the cluster registry between the
+// Applications of a re-sync wave.
+type clusterListCache struct {
+	mu   sync.Mutex
+	list []cluster.Cluster
+	at   time.Time
+}
+
+// get returns the registered clusters, read again when fresh is asked for
+// or the cached list is older than clusterListTTL.
+func (c *clusterListCache) get(ctx context.Context, reg *cluster.Registry, fresh bool, ttl time.Duration) ([]cluster.Cluster, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ttl == 0 {
+		ttl = clusterListTTL
+	}
+	if !fresh && c.list != nil && time.Since(c.at) < ttl {
+		return c.list, nil
+	}
+	list, err := reg.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.list, c.at = list, time.Now()
+	return list, nil
 }

@@ -52,6 +52,7 @@ func TestMulticluster_DeliversKeepsAndIsolatesClusters(t *testing.T) {
 		if _, err := cli.Join(ctx, testClient, cli.JoinOptions{KubeconfigPath: p.KubeconfigPath, Name: p.Name, Force: true}); err != nil {
 			t.Fatalf("joining %s: %v", p.Name, err)
 		}
+		t.Cleanup(func() { _, _ = cli.Detach(ctx, testClient, cli.DetachOptions{Name: p.Name, Force: true}) })
 	}
 	ns := newNamespace(t)
 	opts := testOptions()
@@ -145,6 +146,7 @@ func TestMulticluster_DetachAndRejoin(t *testing.T) {
 		}
 	}
 	join()
+	t.Cleanup(func() { _, _ = cli.Detach(ctx, testClient, cli.DetachOptions{Name: c.Name, Force: true}) })
 	ns := newNamespace(t)
 	startManager(t, testCfg, testOptions())
 	createApp(t, ns, multiclusterApp("mc-c"))
@@ -162,4 +164,51 @@ func TestMulticluster_DetachAndRejoin(t *testing.T) {
 	})
 	join()
 	waitReady(t, ns, "fleet")
+}
+
+func TestMulticluster_LabelledClusterIsPickedUpOnResync(t *testing.T) {
+	ctx := context.Background()
+	planes := testcp.StartT(t, testcp.Options{}, "mc-d")
+	d := planes[0]
+	cd, err := d.Client(client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	join := func(labels map[string]string) {
+		if _, err := cli.Join(ctx, testClient, cli.JoinOptions{KubeconfigPath: d.KubeconfigPath, Name: d.Name, Labels: labels, Force: true}); err != nil {
+			t.Fatalf("joining: %v", err)
+		}
+	}
+	join(nil)
+	t.Cleanup(func() { _, _ = cli.Detach(ctx, testClient, cli.DetachOptions{Name: d.Name, Force: true}) })
+	ns := newNamespace(t)
+	opts := testOptions()
+	opts.clusterListTTL = time.Second
+	startManager(t, testCfg, opts)
+	createApp(t, ns, `
+metadata: {name: edge}
+spec:
+  components:
+    - {name: edge, type: test-worker, properties: {image: nginx}}
+  policies:
+    - {name: where, type: topology, properties: {clusterLabelSelector: {tier: edge}, allowEmpty: true, namespace: default}}
+`)
+	waitReady(t, ns, "edge")
+	if _, err := spokeDeployment(t, cd, "edge"); !apierrors.IsNotFound(err) {
+		t.Fatalf("an unlabelled cluster got the Deployment: %v", err)
+	}
+	// Labelling the cluster moves the placement without a spec change.
+	join(map[string]string{"tier": "edge"})
+	eventually(t, 20*time.Second, "the Deployment in the newly labelled cluster", func() error {
+		_, err := spokeDeployment(t, cd, "edge")
+		return err
+	})
+	// And unlabelling it takes the objects away again.
+	join(nil)
+	eventually(t, 20*time.Second, "the Deployment gone from the unlabelled cluster", func() error {
+		if _, err := spokeDeployment(t, cd, "edge"); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there: %v", err)
+		}
+		return nil
+	})
 }

@@ -38,6 +38,8 @@ type Options struct {
 	ClusterSecretNS      string
 	// testHooks interrupt passes in tests; never set in production.
 	testHooks hooks
+	// clusterListTTL overrides clusterListTTL in tests.
+	clusterListTTL time.Duration
 	// SkipNameValidation lets tests start several managers in one process.
 	SkipNameValidation bool
 }

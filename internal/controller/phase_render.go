@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -70,7 +71,8 @@ func (r *ApplicationReconciler) loadTrackers(ctx context.Context, s *scope) erro
 func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) error {
 	gen := s.app.Generation
 	kind := tracker.VersionOf(s.app)
-	if s.current != nil && s.current.Name == tracker.Name(s.app.Name, s.app.Namespace, kind) {
+	if s.current != nil && s.current.Name == tracker.Name(s.app.Name, s.app.Namespace, kind) &&
+		(kind.PublishVersion != "" || !r.placementsMoved(ctx, s)) {
 		return r.reuseVersion(ctx, s)
 	}
 	if s.rulesErr != nil {
@@ -208,7 +210,7 @@ func (r *ApplicationReconciler) lookup(ctx context.Context, namespace, name stri
 // for the versioned and root trackers, each naming its cluster. User
 // errors go to s.renderErr; the returned error is then non-nil too.
 func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, gen int64, kind tracker.Kind) (versioned, root []v1beta1.ManagedResource, err error) {
-	steps, err := r.placements(ctx, s.app)
+	steps, err := r.placements(ctx, s.app, true)
 	if err != nil {
 		if errors.Is(err, errClusterList) {
 			return nil, nil, err
@@ -264,16 +266,49 @@ var errClusterList = errors.New("listing clusters")
 
 // placements resolves the deploy steps of app. Clusters are listed only
 // when a topology policy needs them.
-func (r *ApplicationReconciler) placements(ctx context.Context, app *v1beta1.Application) ([]placement.Step, error) {
+func (r *ApplicationReconciler) placements(ctx context.Context, app *v1beta1.Application, fresh bool) ([]placement.Step, error) {
 	var clusters []cluster.Cluster
 	if r.Registry != nil && usesTopology(app) {
-		list, err := r.Registry.List(ctx)
+		list, err := r.clusterList.get(ctx, r.Registry, fresh, r.Options.clusterListTTL)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errClusterList, err)
 		}
 		clusters = list
 	}
 	return placement.Resolve(app, clusters)
+}
+
+// placementsMoved reports whether the clusters a topology policy selects
+// today differ from those the current version was rendered for, as when a
+// cluster was labelled, joined or detached since. The version is then
+// rendered again into its own tracker: new clusters get the objects, and
+// those of clusters no longer selected are deleted. The registry is read
+// through a short-lived cache shared by all Applications.
+func (r *ApplicationReconciler) placementsMoved(ctx context.Context, s *scope) bool {
+	if !usesTopology(s.app) || s.rulesErr != nil {
+		return false
+	}
+	steps, err := r.placements(ctx, s.app, false)
+	if err != nil {
+		return false
+	}
+	want := map[string]bool{}
+	for _, st := range steps {
+		for _, p := range st.Placements {
+			want[p.Cluster] = true
+		}
+	}
+	entries, err := tracker.Entries(s.current)
+	if err != nil {
+		return false
+	}
+	have := map[string]bool{}
+	for _, e := range entries {
+		if !e.Deleted && e.Data != nil {
+			have[e.Cluster] = true
+		}
+	}
+	return !maps.Equal(want, have)
 }
 
 func usesTopology(app *v1beta1.Application) bool {
