@@ -2,8 +2,8 @@ package v1beta1
 
 // Condition types on an Application. Ready summarises the others.
 const (
-	// ConditionReady is True when the current spec is rendered, dispatched
-	// and kept.
+	// ConditionReady is True when the current spec is rendered, dispatched,
+	// kept and healthy.
 	ConditionReady = "Ready"
 	// ConditionRendered is True when every component and trait rendered.
 	ConditionRendered = "Rendered"
@@ -98,8 +98,8 @@ const (
 	// one Application (a Go duration, at least 10s).
 	AnnotationReconcileInterval = "app.oam.dev/reconcile-interval"
 	// AnnotationDriftMode set to "report" makes StateKeep report drift
-	// (event, condition, metric) without repairing it; "repair" or unset
-	// repairs it.
+	// (StateKept=False with reason DriftDetected, and a Warning event)
+	// without repairing it; "repair" or unset repairs it.
 	AnnotationDriftMode = "app.oam.dev/drift-mode"
 	// AnnotationPublishVersion pins the version of an Application.
 	AnnotationPublishVersion = "app.oam.dev/publishVersion"

@@ -83,6 +83,7 @@ func printUpUsage(w io.Writer, cp *localcp.ControlPlane, defNamespace string) {
 		fmt.Fprintf(w, "  kubectl apply -f %s\n", e)
 	}
 	fmt.Fprintf(w, "  kubectl get app,rt\n\n")
-	fmt.Fprintf(w, "Any kubectl works. The plane has no nodes, so Deployments get no Pods.\n")
+	fmt.Fprintf(w, "Any kubectl works. The plane has no nodes, so Deployments get no Pods and\n")
+	fmt.Fprintf(w, "apps whose definitions check readiness (webservice, worker) report Unhealthy.\n")
 	fmt.Fprintf(w, "Press Ctrl-C to stop; all state is discarded.\n\n")
 }

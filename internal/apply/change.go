@@ -22,6 +22,8 @@ const (
 	Deleted Action = "deleted"
 	// Gone: the object was already absent.
 	Gone Action = "gone"
+	// Terminating: the object is being deleted already (finalizers).
+	Terminating Action = "terminating"
 	// Skipped: the object is not ours, so it was left alone.
 	Skipped Action = "skipped"
 	// Drifted: the object differs from its manifest; nothing was written

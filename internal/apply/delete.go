@@ -38,7 +38,7 @@ func (a Applier) Delete(ctx context.Context, c client.Client, ref *unstructured.
 		return Result{Action: Skipped, Live: live}, err
 	}
 	if live.GetDeletionTimestamp() != nil {
-		return Result{Action: Deleted, Live: live}, nil
+		return Result{Action: Terminating, Live: live}, nil
 	}
 	uid, rv := live.GetUID(), live.GetResourceVersion()
 	err = c.Delete(ctx, live, client.Preconditions{UID: &uid, ResourceVersion: &rv}, client.PropagationPolicy("Background"))

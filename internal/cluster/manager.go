@@ -49,6 +49,9 @@ type ManagerOptions struct {
 	Registerer prometheus.Registerer
 	// UserAgent of requests to target clusters.
 	UserAgent string
+	// WrapTransport wraps the transport of every target cluster's client,
+	// for example to count requests in metrics.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 func (o *ManagerOptions) setDefaults() {
@@ -231,6 +234,9 @@ func (m *Manager) build(cluster string, s *corev1.Secret, e *entry) error {
 		return fmt.Errorf("cluster %q: %w", cluster, err)
 	}
 	cfg = m.withLimits(cfg)
+	if m.opts.WrapTransport != nil {
+		cfg.Wrap(m.opts.WrapTransport)
+	}
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return fmt.Errorf("cluster %q: building http client: %w", cluster, err)

@@ -81,18 +81,20 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}()
 
 	for _, p := range []struct {
-		stage metrics.Stage
+		stage func(*scope) metrics.Stage
 		run   func(context.Context, *scope) error
 	}{
-		{metrics.StageRecord, r.loadTrackers},
-		{metrics.StageRender, r.renderAndRecord},
-		{metrics.StageStateKeep, r.keepState},
-		{metrics.StageStateKeep, r.evaluateHealth},
-		{metrics.StageGC, r.collectGarbage},
+		{nil, r.loadTrackers}, // reads the cache only
+		{stage(metrics.StageRender), r.renderAndRecord},
+		{keepStage, r.keepState},
+		{stage(metrics.StageHealth), r.evaluateHealth},
+		{stage(metrics.StageGC), r.collectGarbage},
 	} {
-		done := r.Metrics.StartStage(p.stage)
+		start := time.Now()
 		err := p.run(ctx, s)
-		done()
+		if p.stage != nil {
+			r.Metrics.ObserveStage(p.stage(s), time.Since(start))
+		}
 		if err != nil {
 			s.aborted = true
 			return ctrl.Result{}, err
@@ -154,4 +156,17 @@ func (r *ApplicationReconciler) recordSizes(s *scope) {
 		raw, stored := tracker.Sizes(s.current)
 		r.Metrics.SetTrackerSize(s.app.Namespace, s.app.Name, raw, stored)
 	}
+}
+
+func stage(st metrics.Stage) func(*scope) metrics.Stage {
+	return func(*scope) metrics.Stage { return st }
+}
+
+// keepStage is "apply" for a pass that dispatches a new version, else
+// "statekeep".
+func keepStage(s *scope) metrics.Stage {
+	if s.fresh {
+		return metrics.StageApply
+	}
+	return metrics.StageStateKeep
 }

@@ -46,9 +46,14 @@ spec:
 	if len(cms.Items) != 500 {
 		t.Fatalf("%d ConfigMaps, want 500", len(cms.Items))
 	}
-	rts := trackersOf(t, ns, "big")
+	var rts []v1beta1.ResourceTracker
+	for _, rt := range trackersOf(t, ns, "big") {
+		if rt.Spec.Type == v1beta1.ResourceTrackerTypeVersioned {
+			rts = append(rts, rt)
+		}
+	}
 	if len(rts) != 1 {
-		t.Fatalf("%d trackers", len(rts))
+		t.Fatalf("%d versioned trackers", len(rts))
 	}
 	raw, stored := tracker.Sizes(&rts[0])
 	t.Logf("500 resources dispatched in %s; tracker managedResources raw %d bytes (%.2f MiB), stored %s %d bytes (%.2f MiB)",

@@ -49,6 +49,7 @@ func (s *scope) merge(p *pass) {
 	s.gc.deleted = append(s.gc.deleted, p.gc.deleted...)
 	s.gc.pending = append(s.gc.pending, p.gc.pending...)
 	s.gc.failures = append(s.gc.failures, p.gc.failures...)
+	s.gc.leftBehind = append(s.gc.leftBehind, p.gc.leftBehind...)
 	if p.retryErr != nil {
 		s.setRetry(p.retryErr)
 	}
@@ -121,14 +122,16 @@ func clusterFailure(name string, err error) objectFailure {
 // isUnreachable reports errors that mean a cluster cannot be reached or is
 // no longer registered, as opposed to refusals a user must fix.
 func isUnreachable(err error) bool {
-	var ce *clusterError
-	return cluster.IsUnreachable(err) || errors.Is(err, cluster.ErrNotRegistered) || errors.As(err, &ce)
+	return cluster.IsUnreachable(err) || errors.Is(err, cluster.ErrNotRegistered)
 }
 
 // getClient returns the client of a group's cluster, or records the
 // cluster as unreachable.
 func (r *ApplicationReconciler) getClient(ctx context.Context, g clusterGroup, p *pass, failures *[]objectFailure) (client.Client, bool) {
 	c, err := r.Clusters.GetClient(ctx, g.cluster)
+	if err == nil {
+		err = r.knownDown(g.cluster)
+	}
 	if err != nil {
 		*failures = append(*failures, clusterFailure(g.cluster, err))
 		p.setRetry(err)
@@ -136,6 +139,34 @@ func (r *ApplicationReconciler) getClient(ctx context.Context, g clusterGroup, p
 	}
 	return c, true
 }
+
+// prober is implemented by cluster clients that probe cluster health.
+type prober interface {
+	LastProbe(cluster string) (cluster.ProbeResult, bool)
+}
+
+// knownDown returns the last probe's error for a cluster that failed its
+// health probe recently, so that its objects are skipped at once instead
+// of each waiting for a connection timeout; the cluster is tried again
+// after the next successful probe.
+func (r *ApplicationReconciler) knownDown(name string) error {
+	p, ok := r.Clusters.(prober)
+	if !ok || cluster.IsLocal(name) {
+		return nil
+	}
+	res, ok := p.LastProbe(name)
+	if !ok || res.Err == nil || time.Since(res.At) > knownDownFor {
+		return nil
+	}
+	return fmt.Errorf("failed its health probe %s ago: %w", time.Since(res.At).Round(time.Second), res.Err)
+}
+
+// knownDownFor is how long a failed probe keeps a cluster skipped.
+const knownDownFor = time.Minute
+
+// detached reports whether err says the cluster is no longer registered:
+// its objects were left behind on purpose (steward cluster detach --force).
+func detached(err error) bool { return errors.Is(err, cluster.ErrNotRegistered) }
 
 // clusterListTTL is how long the registry's cluster list is reused when
 // checking, on re-sync, whether placements moved.

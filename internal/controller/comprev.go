@@ -52,6 +52,14 @@ func (r *ApplicationReconciler) recordComponentRevisions(ctx context.Context, s 
 	}
 	ref := tracker.RefOf(s.app)
 	rt := s.comprev
+	if rt != nil && rt.Labels[v1beta1.LabelAppUID] != ref.UID {
+		// Left by an earlier Application of the same name: its history is
+		// not this one's.
+		if err := r.Trackers.Delete(ctx, rt); err != nil {
+			return err
+		}
+		rt, s.comprev = nil, nil
+	}
 	var existing []v1beta1.ManagedResource
 	if rt != nil {
 		var err error

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -38,6 +39,10 @@ type DefinitionReconciler[T definitionObject] struct {
 func (r *DefinitionReconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	def := r.New()
 	if err := r.Client.Get(ctx, req.NamespacedName, def); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Gone: its compiled templates are of no further use.
+			r.Renderer.Forget(r.Kind, req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	template, status := definitionParts(def)
@@ -55,8 +60,8 @@ func (r *DefinitionReconciler[T]) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{}, nil
 	}
 	patch := client.RawPatch("application/merge-patch+json", []byte(mustStatusJSON(status)))
-	if err := r.Client.Status().Patch(ctx, def, patch); err != nil {
-		return ctrl.Result{}, fmt.Errorf("updating status of %s %s/%s: %w", r.Kind, def.GetNamespace(), def.GetName(), client.IgnoreNotFound(err))
+	if err := r.Client.Status().Patch(ctx, def, patch); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, fmt.Errorf("updating status of %s %s/%s: %w", r.Kind, def.GetNamespace(), def.GetName(), err)
 	}
 	return ctrl.Result{}, nil
 }

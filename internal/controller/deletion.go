@@ -59,6 +59,7 @@ func (r *ApplicationReconciler) deleteInOrder(ctx context.Context, s *scope, app
 	passes := r.eachCluster(byCluster(entries), func(g clusterGroup, p *pass) {
 		c, ok := r.getClient(ctx, g, p, &p.gc.failures)
 		if !ok {
+			r.leaveDetached(g, p, &p.gc.failures)
 			return
 		}
 		othersLeft := false
@@ -90,4 +91,20 @@ func (r *ApplicationReconciler) deleteInOrder(ctx context.Context, s *scope, app
 		}
 	}
 	return drop
+}
+
+// leaveDetached drops the entries of a cluster that is no longer
+// registered: nothing can delete them, and detaching with --force said to
+// leave them behind. They are reported once, in an event.
+func (r *ApplicationReconciler) leaveDetached(g clusterGroup, p *pass, failures *[]objectFailure) {
+	n := len(*failures)
+	if n == 0 || !detached((*failures)[n-1].Err) {
+		return
+	}
+	*failures = (*failures)[:n-1]
+	p.retryErr = nil
+	for _, e := range g.entries {
+		p.drop[tracker.KeyOf(e)] = true
+		p.gc.leftBehind = append(p.gc.leftBehind, tracker.KeyOf(e))
+	}
 }

@@ -19,6 +19,7 @@ const (
 	eventReady            = "Ready"
 	eventInvalidInterval  = "InvalidReconcileInterval"
 	eventRolledBack       = "RolledBack"
+	eventLeftBehind       = "LeftBehind"
 )
 
 // warnedIntervals remembers the last ignored reconcile-interval annotation
@@ -73,6 +74,10 @@ func (r *ApplicationReconciler) emitEvents(s *scope, before *v1beta1.Application
 	}
 	if s.rolledBack && s.current != nil {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, eventRolledBack, "Rollback", "rolled back to %s: its recorded manifests are applied again", liveRevision(app, s.current).Name)
+	}
+	if len(s.gc.leftBehind) > 0 {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, eventLeftBehind, "Delete",
+			"left in place because their cluster is no longer registered: %s", keysString(s.gc.leftBehind, failureListLimit))
 	}
 	if len(s.gc.deleted) > 0 {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, eventGarbageCollected, "Delete", "deleted %s", describeChanges(s.gc.deleted))

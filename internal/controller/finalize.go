@@ -87,7 +87,7 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 			return ctrl.Result{}, err
 		}
 	}
-	if remaining > 0 {
+	if remaining > 0 && r.Recorder != nil {
 		r.Recorder.Eventf(app, nil, "Warning", v1beta1.ReasonDeleteFailed, "Delete",
 			"gave up after %s on objects in unreachable clusters, left behind: %s", r.Options.DeletionTimeout, describeFailures(s.gc.failures, 10))
 		for i := range trackers {
@@ -172,12 +172,6 @@ func (r *ApplicationReconciler) givingUp(app *v1beta1.Application, failures []ob
 	}
 	return true
 }
-
-// clusterError marks a failure to get a cluster's client.
-type clusterError struct{ err error }
-
-func (e *clusterError) Error() string { return e.err.Error() }
-func (e *clusterError) Unwrap() error { return e.err }
 
 // allEntries returns the entries of all trackers, each key once.
 func allEntries(trackers []v1beta1.ResourceTracker) ([]v1beta1.ManagedResource, error) {

@@ -25,7 +25,9 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 	if s.current == nil || !s.keep.ran {
 		return nil
 	}
-	entries, err := tracker.Entries(s.current)
+	// Objects a garbage-collect rule keeps in the root tracker are part of
+	// their component too.
+	entries, err := liveEntries(s.current, s.root)
 	if err != nil {
 		return nil
 	}
@@ -74,13 +76,14 @@ func healthKey(component, clusterName string) string {
 func (r *ApplicationReconciler) healthOf(s *scope, defs render.Definitions, comp v1beta1.ApplicationComponent, actx render.AppContext,
 	manifests, live []*unstructured.Unstructured) componentHealth {
 	var workload *unstructured.Unstructured
+	hasWorkload := false
 	outputs := map[string]*unstructured.Unstructured{}
 	traitOutputs := map[string]map[string]*unstructured.Unstructured{}
 	for i, m := range manifests {
 		trait, name := render.OutputOf(m)
 		switch {
 		case trait == "" && name == "":
-			workload = live[i]
+			workload, hasWorkload = live[i], true
 		case trait == "":
 			outputs[name] = live[i]
 		default:
@@ -93,7 +96,11 @@ func (r *ApplicationReconciler) healthOf(s *scope, defs render.Definitions, comp
 	var h componentHealth
 	def := defs.Components[comp.Type]
 	if r.Options.KstatusHealth && (def == nil || def.Spec.Status == nil || def.Spec.Status.HealthPolicy == "") {
-		h.Health = kstatusAll(append([]*unstructured.Unstructured{workload}, values(outputs)...))
+		objs := values(outputs)
+		if hasWorkload {
+			objs = append(objs, workload)
+		}
+		h.Health = kstatusAll(objs)
 	} else {
 		h.Health, _ = r.Renderer.ComponentHealth(def, comp, actx, s.app, workload, outputs)
 	}
@@ -158,4 +165,24 @@ func values(m map[string]*unstructured.Unstructured) []*unstructured.Unstructure
 		out = append(out, v)
 	}
 	return out
+}
+
+// liveEntries returns the applicable entries of the given trackers.
+func liveEntries(rts ...*v1beta1.ResourceTracker) ([]v1beta1.ManagedResource, error) {
+	var out []v1beta1.ManagedResource
+	for _, rt := range rts {
+		if rt == nil {
+			continue
+		}
+		entries, err := tracker.Entries(rt)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if !e.Deleted && e.Data != nil {
+				out = append(out, e)
+			}
+		}
+	}
+	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -26,6 +27,9 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) error {
 		// Without valid policies Steward cannot tell what it may write or
 		// revert: nothing is touched until they are fixed.
 		return nil
+	}
+	if !s.fresh {
+		defer func(start time.Time) { r.Metrics.ObserveStateKeepPass(time.Since(start)) }(time.Now())
 	}
 	applier := apply.Applier{Owner: apply.Owner{Name: s.app.Name, Namespace: s.app.Namespace}}
 	for _, rt := range []*v1beta1.ResourceTracker{s.current, s.root} {
@@ -72,6 +76,24 @@ func (r *ApplicationReconciler) keepTracker(ctx context.Context, s *scope, appli
 func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, applier apply.Applier, g clusterGroup, p *pass) {
 	c, ok := r.getClient(ctx, g, p, &p.keep.failures)
 	if !ok {
+		// Entries already marked for deletion in a detached cluster are
+		// left behind; the others wait for the cluster to come back.
+		var marked []v1beta1.ManagedResource
+		for _, e := range g.entries {
+			if e.Deleted {
+				marked = append(marked, e)
+			}
+		}
+		if n := len(p.keep.failures); n > 0 && detached(p.keep.failures[n-1].Err) && len(marked) > 0 {
+			for _, e := range marked {
+				p.drop[tracker.KeyOf(e)] = true
+				p.gc.leftBehind = append(p.gc.leftBehind, tracker.KeyOf(e))
+			}
+			if len(marked) == len(g.entries) {
+				p.keep.failures = p.keep.failures[:n-1]
+				p.retryErr = nil
+			}
+		}
 		return
 	}
 	deps := dependencies(s.app)
@@ -81,6 +103,9 @@ func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, appli
 		if e.Deleted {
 			if r.deleteEntry(ctx, p, c, applier, e) {
 				p.drop[tracker.KeyOf(e)] = true
+			} else if n := len(p.gc.failures); n > 0 && isUnreachable(p.gc.failures[n-1].Err) {
+				p.gc.failures[n-1] = clusterFailure(g.cluster, p.gc.failures[n-1].Err)
+				return
 			}
 			continue
 		}
@@ -183,6 +208,9 @@ func (r *ApplicationReconciler) deleteEntry(ctx context.Context, p *pass, c clie
 			return true
 		case apply.Deleted:
 			p.gc.deleted = append(p.gc.deleted, objectChange{Key: key, Action: apply.Deleted})
+			p.gc.pending = append(p.gc.pending, key)
+			return false
+		case apply.Terminating:
 			p.gc.pending = append(p.gc.pending, key)
 			return false
 		}

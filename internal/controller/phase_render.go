@@ -1,11 +1,12 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -71,15 +72,15 @@ func (r *ApplicationReconciler) loadTrackers(ctx context.Context, s *scope) erro
 func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) error {
 	gen := s.app.Generation
 	kind := tracker.VersionOf(s.app)
-	if s.current != nil && s.current.Name == tracker.Name(s.app.Name, s.app.Namespace, kind) &&
-		(kind.PublishVersion != "" || !r.placementsMoved(ctx, s)) {
-		return r.reuseVersion(ctx, s)
-	}
 	if s.rulesErr != nil {
 		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: s.rulesErr}
 		return nil
 	}
-	versioned, root, err := r.renderPlacements(ctx, s, gen, kind)
+	if s.current != nil && s.current.Name == tracker.Name(s.app.Name, s.app.Namespace, kind) &&
+		(kind.PublishVersion != "" || !r.placementsMoved(ctx, s)) {
+		return r.reuseVersion(ctx, s)
+	}
+	versioned, root, placed, err := r.renderPlacements(ctx, s, gen, kind)
 	if err != nil {
 		if s.renderErr == nil {
 			s.setRetry(err)
@@ -109,6 +110,11 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 	s.older = slices.DeleteFunc(s.older, func(o v1beta1.ResourceTracker) bool { return o.Name == rt.Name })
 	s.current = rt
 	s.fresh = true
+	if usesTopology(s.app) {
+		if err := r.Trackers.Annotate(ctx, rt, annotationPlacements, placed); err != nil {
+			s.setRetry(err)
+		}
+	}
 	if err := r.recordComponentRevisions(ctx, s, versioned); err != nil {
 		s.setRetry(err)
 	}
@@ -209,21 +215,21 @@ func (r *ApplicationReconciler) lookup(ctx context.Context, namespace, name stri
 // step's overrides and the placement's namespace, and returns the entries
 // for the versioned and root trackers, each naming its cluster. User
 // errors go to s.renderErr; the returned error is then non-nil too.
-func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, gen int64, kind tracker.Kind) (versioned, root []v1beta1.ManagedResource, err error) {
+func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, gen int64, kind tracker.Kind) (versioned, root []v1beta1.ManagedResource, placed string, err error) {
 	steps, err := r.placements(ctx, s.app, true)
 	if err != nil {
 		if errors.Is(err, errClusterList) {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: err}
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	var results []placedResult
 	for _, step := range steps {
 		comps, err := step.Components(s.app)
 		if err != nil {
 			s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: err}
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 		for _, p := range step.Placements {
 			app := s.app.DeepCopy()
@@ -232,7 +238,7 @@ func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, 
 			// its objects go.
 			defs, err := r.resolveDefinitions(ctx, app)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, "", err
 			}
 			if p.Namespace != "" {
 				app.Namespace = p.Namespace
@@ -248,7 +254,7 @@ func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, 
 					err = fmt.Errorf("cluster %q: %w", p.Cluster, err)
 				}
 				s.renderErr = err
-				return nil, nil, err
+				return nil, nil, "", err
 			}
 			results = append(results, placedResult{cluster: p.Cluster, namespace: app.Namespace, result: res})
 		}
@@ -257,7 +263,7 @@ func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, 
 	if err != nil {
 		s.renderErr = err
 	}
-	return versioned, root, err
+	return versioned, root, placementsOf(steps), err
 }
 
 // errClusterList marks a failure to read the cluster registry, which is
@@ -292,29 +298,38 @@ func (r *ApplicationReconciler) placementsMoved(ctx context.Context, s *scope) b
 	if err != nil {
 		return false
 	}
-	want := map[string]bool{}
+	return placementsOf(steps) != s.current.Annotations[annotationPlacements]
+}
+
+// annotationPlacements records on a versioned tracker the placements it
+// was rendered for, so that a re-sync can tell whether they moved.
+const annotationPlacements = "app.oam.dev/placements"
+
+// placementsOf renders the placements of steps as "cluster/namespace"
+// items, sorted and comma-separated.
+func placementsOf(steps []placement.Step) string {
+	var items []string
 	for _, st := range steps {
 		for _, p := range st.Placements {
-			want[p.Cluster] = true
+			items = append(items, p.String())
 		}
 	}
-	entries, err := tracker.Entries(s.current)
-	if err != nil {
-		return false
-	}
-	have := map[string]bool{}
-	for _, e := range entries {
-		if !e.Deleted && e.Data != nil {
-			have[e.Cluster] = true
-		}
-	}
-	return !maps.Equal(want, have)
+	slices.Sort(items)
+	return strings.Join(slices.Compact(items), ",")
 }
 
 func usesTopology(app *v1beta1.Application) bool {
 	for _, p := range app.Spec.Policies {
 		if p.Type == "topology" {
 			return true
+		}
+	}
+	if app.Spec.Workflow != nil {
+		// Deploy steps may carry their policies inline.
+		for _, st := range app.Spec.Workflow.Steps {
+			if st.Properties != nil && bytes.Contains(st.Properties.Raw, []byte(`"topology"`)) {
+				return true
+			}
 		}
 	}
 	return false

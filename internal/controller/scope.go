@@ -124,6 +124,9 @@ type gcReport struct {
 	// skipped is true when the current version is not fully applied, so
 	// nothing was collected.
 	skipped bool
+	// leftBehind are objects in clusters that are no longer registered,
+	// dropped from the trackers without being deleted.
+	leftBehind []tracker.Key
 }
 
 // setRetry remembers the first transient error of the pass.

@@ -61,6 +61,9 @@ func dispatchedCondition(s *scope) metav1.Condition {
 	case s.recordErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonRecordFailed
 		c.Message = s.recordErr.Error()
+	case s.rulesErr != nil:
+		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonInvalidPolicy
+		c.Message = "nothing is applied or deleted until the policies are fixed"
 	case s.renderErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonRenderFailed
 		c.Message = fmt.Sprintf("generation %d was not rendered, so it was not dispatched", s.app.Generation)
@@ -124,12 +127,15 @@ func stateKeptCondition(s *scope) metav1.Condition {
 		c.Message = "drift found and not repaired (app.oam.dev/drift-mode=report): " + describeChanges(s.keep.drifted)
 		return c
 	}
-	if len(s.keep.failures) > 0 || !s.keep.ran {
+	switch {
+	case s.rulesErr != nil:
+		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonInvalidPolicy
+		c.Message = "not kept while the policies are invalid"
+	case !s.keep.ran:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, v1beta1.ReasonStateKeepFailed, "nothing recorded yet"
+	case len(s.keep.failures) > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonStateKeepFailed
 		c.Message = "not every recorded object could be applied"
-		if !s.keep.ran {
-			c.Message = "nothing recorded yet"
-		}
 	}
 	return c
 }

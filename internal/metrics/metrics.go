@@ -22,6 +22,7 @@ const (
 	StageRecord    Stage = "record"
 	StageApply     Stage = "apply"
 	StageStateKeep Stage = "statekeep"
+	StageHealth    Stage = "health"
 	StageGC        Stage = "gc"
 	StageStatus    Stage = "status"
 )
@@ -154,9 +155,9 @@ func (m *Metrics) SetTrackedResources(namespace, app string, n int) {
 	m.trackedResources.WithLabelValues(namespace, app).Set(float64(n))
 }
 
-// SetTrackerSize sets the size in bytes of an Application's trackers,
-// summed over them: raw is the manifests as JSON, stored what the API
-// server holds after compression.
+// SetTrackerSize sets the size in bytes of an Application's current
+// versioned tracker, the one that grows with the app: raw is the manifests
+// as JSON, stored what the API server holds after compression.
 func (m *Metrics) SetTrackerSize(namespace, app string, raw, stored int) {
 	if m == nil {
 		return

@@ -214,3 +214,15 @@ func withoutIncomplete(err error) error {
 	}
 	return kept
 }
+
+// Forget drops the compiled parts of a definition that no longer exists,
+// so that deleted or re-created definitions do not accumulate.
+func (r *Renderer) Forget(kind, namespace, name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k := range r.cache {
+		if k.kind == kind && k.namespace == namespace && k.name == name {
+			delete(r.cache, k)
+		}
+	}
+}

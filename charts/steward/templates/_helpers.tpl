@@ -59,9 +59,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 - --application-re-sync-period={{ .Values.controllerArgs.reSyncPeriod }}
 - --concurrent-reconciles={{ .Values.controllerArgs.concurrentReconciles }}
 - --application-revision-limit={{ .Values.controllerArgs.revisionLimit }}
-{{- with .Values.controllerArgs.trackerCompression }}
-- --resource-tracker-compression={{ . }}
-{{- end }}
+- --resource-tracker-compression={{ .Values.controllerArgs.trackerCompression }}
 {{- with .Values.controllerArgs.cachedGVKs }}
 - --optimize-cached-gvks={{ join "," . }}
 {{- end }}
