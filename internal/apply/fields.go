@@ -60,28 +60,11 @@ func parsePath(p string) []step {
 }
 
 func lookup(obj any, steps []step) (any, bool) {
-	cur := obj
-	for _, s := range steps {
-		switch c := cur.(type) {
-		case map[string]any:
-			if s.isIdx {
-				return nil, false
-			}
-			v, ok := c[s.key]
-			if !ok {
-				return nil, false
-			}
-			cur = v
-		case []any:
-			if !s.isIdx || s.index >= len(c) {
-				return nil, false
-			}
-			cur = c[s.index]
-		default:
-			return nil, false
-		}
+	v, ok := lookupRef(obj, steps)
+	if !ok {
+		return nil, false
 	}
-	return runtimeCopy(cur), true
+	return runtimeCopy(v), true
 }
 
 func assign(obj map[string]any, steps []step, v any) {

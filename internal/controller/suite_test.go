@@ -79,20 +79,7 @@ func testOptions() Options {
 // startManager runs a manager with opts on cfg until the test ends.
 func startManager(t *testing.T, cfg *rest.Config, opts Options) {
 	t.Helper()
-	mgr, err := NewManager(cfg, opts)
-	if err != nil {
-		t.Fatalf("creating manager: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := mgr.Start(ctx); err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	}()
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	startStoppableManager(t, cfg, opts)
 }
 
 // startStoppableManager runs a manager and returns a function that stops
