@@ -35,7 +35,9 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 		return ctrl.Result{}, err
 	}
 	s := newScope(app)
-	trackers, err := r.Trackers.List(ctx, tracker.RefOf(app))
+	// Read from the API server: a tracker the cache has not seen yet must
+	// not be missed, or its objects would be orphaned.
+	trackers, err := r.Trackers.ListFresh(ctx, tracker.RefOf(app))
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -115,11 +115,12 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 	}
 	registry := clusters.Registry()
 	return &ApplicationReconciler{
-		Client:         mgr.GetClient(),
-		Mapper:         mgr.GetRESTMapper(),
-		Clusters:       clusters,
-		Registry:       &registry,
-		Trackers:       &tracker.Store{Client: mgr.GetClient(), Compression: v1beta1.CompressionType(opts.TrackerCompression)},
+		Client:   mgr.GetClient(),
+		Mapper:   mgr.GetRESTMapper(),
+		Clusters: clusters,
+		Registry: &registry,
+		Trackers: &tracker.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
+			Compression: v1beta1.CompressionType(opts.TrackerCompression)},
 		Renderer:       render.NewRenderer(render.WithCacheObserver(m.ObserveRenderCache)),
 		Metrics:        m,
 		Recorder:       mgr.GetEventRecorder("steward"),

@@ -20,6 +20,10 @@ type Store struct {
 	Client client.Client
 	// Compression is how new writes store managed resources.
 	Compression v1beta1.CompressionType
+	// Reader reads straight from the API server, for decisions that must
+	// not rest on a cache that may lag (deleting an Application). Nil
+	// means Client.
+	Reader client.Reader
 }
 
 // AppRef names an Application: trackers outlive the Application object, so
@@ -38,8 +42,21 @@ func RefOf(app *v1beta1.Application) AppRef {
 // List returns the trackers of an Application, versioned ones ordered by
 // generation (oldest first).
 func (s *Store) List(ctx context.Context, app AppRef) ([]v1beta1.ResourceTracker, error) {
+	return s.list(ctx, s.Client, app)
+}
+
+// ListFresh is List read straight from the API server: a tracker created
+// a moment ago is never missed.
+func (s *Store) ListFresh(ctx context.Context, app AppRef) ([]v1beta1.ResourceTracker, error) {
+	if s.Reader == nil {
+		return s.List(ctx, app)
+	}
+	return s.list(ctx, s.Reader, app)
+}
+
+func (s *Store) list(ctx context.Context, r client.Reader, app AppRef) ([]v1beta1.ResourceTracker, error) {
 	var list v1beta1.ResourceTrackerList
-	if err := s.Client.List(ctx, &list, client.MatchingLabels{
+	if err := r.List(ctx, &list, client.MatchingLabels{
 		v1beta1.LabelAppName:      app.Name,
 		v1beta1.LabelAppNamespace: app.Namespace,
 	}); err != nil {
