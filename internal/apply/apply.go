@@ -38,6 +38,10 @@ type Options struct {
 	// ReportOnly computes what would change without writing: a missing
 	// object is Missing, a patch to send is Drifted.
 	ReportOnly bool
+	// ExpectMissing tries to create the object before reading it: one
+	// request instead of two for an object no version had before. An
+	// object that exists after all is handled as usual.
+	ExpectMissing bool
 }
 
 // Applier applies objects for one Application.
@@ -55,6 +59,16 @@ func (a Applier) Apply(ctx context.Context, c client.Client, desired *unstructur
 	modified, err := withLastApplied(desired)
 	if err != nil {
 		return Result{}, err
+	}
+	if opts.ExpectMissing && !opts.ReportOnly && !opts.Shared {
+		created := modified.DeepCopy()
+		err := c.Create(ctx, created)
+		if err == nil {
+			return Result{Action: Created, Live: created}, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return Result{}, fmt.Errorf("creating %s: %w", describe(desired), err)
+		}
 	}
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(desired.GroupVersionKind())

@@ -153,6 +153,7 @@ func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, p *pas
 		Shared:         s.rules.Shared(res),
 		KeepLiveFields: s.rules.ApplyOncePaths(res, s.fresh),
 		ReportOnly:     !s.fresh && reportOnly(s.app),
+		ExpectMissing:  s.newKeys[key] && !s.rules.TakeOver(res),
 	})
 	if err != nil {
 		reason := classifyApplyError(err)

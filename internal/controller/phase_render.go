@@ -88,6 +88,7 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		}
 		return nil
 	}
+	s.newKeys = unseenKeys(append(append([]v1beta1.ManagedResource(nil), versioned...), root...), s.current, s.root, s.older)
 	ref := tracker.RefOf(s.app)
 	if len(root) > 0 || s.root != nil {
 		if s.root, err = r.Trackers.Record(ctx, ref, tracker.Root(), gen, root, tracker.KeepMissing); err != nil {
@@ -333,4 +334,40 @@ func usesTopology(app *v1beta1.Application) bool {
 		}
 	}
 	return false
+}
+
+// unseenKeys returns the keys of entries that none of the given trackers
+// lists.
+func unseenKeys(entries []v1beta1.ManagedResource, current, root *v1beta1.ResourceTracker, older []v1beta1.ResourceTracker) map[tracker.Key]bool {
+	seen := map[tracker.Key]bool{}
+	add := func(rt *v1beta1.ResourceTracker) bool {
+		es, err := tracker.Entries(rt)
+		if err != nil {
+			return false
+		}
+		for _, e := range es {
+			seen[tracker.KeyOf(e)] = true
+		}
+		return true
+	}
+	for _, rt := range append([]*v1beta1.ResourceTracker{current, root}, pointers(older)...) {
+		if rt != nil && !add(rt) {
+			return nil
+		}
+	}
+	out := map[tracker.Key]bool{}
+	for _, e := range entries {
+		if k := tracker.KeyOf(e); !seen[k] {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+func pointers(rts []v1beta1.ResourceTracker) []*v1beta1.ResourceTracker {
+	out := make([]*v1beta1.ResourceTracker, len(rts))
+	for i := range rts {
+		out[i] = &rts[i]
+	}
+	return out
 }

@@ -45,6 +45,9 @@ type scope struct {
 	// fresh is true when current was recorded in this pass, so applied
 	// changes are a dispatch rather than drift being repaired.
 	fresh bool
+	// newKeys are objects of a freshly recorded version that no tracker
+	// listed before: they are created without being read first.
+	newKeys map[tracker.Key]bool
 
 	keep keepReport
 	gc   gcReport

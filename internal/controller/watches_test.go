@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -76,9 +77,12 @@ func TestWatches_NoInformerForRenderedKinds(t *testing.T) {
 	if len(log.watched()) == 0 {
 		t.Fatal("no watches recorded at all; the request log is broken")
 	}
-	if n := log.count("GET /apis/apps/v1/namespaces/" + ns + "/deployments/web"); n < 2 {
-		t.Errorf("deployment read %d times; StateKeep should read it from the API server on every pass", n)
-	}
+	eventually(t, 10*time.Second, "StateKeep passes reading the Deployment from the API server", func() error {
+		if n := log.count("GET /apis/apps/v1/namespaces/" + ns + "/deployments/web"); n < 2 {
+			return fmt.Errorf("deployment read %d times", n)
+		}
+		return nil
+	})
 }
 
 func TestWatches_CachedGVKsOptIn(t *testing.T) {
@@ -89,6 +93,16 @@ func TestWatches_CachedGVKsOptIn(t *testing.T) {
 	startManager(t, log.wrap(testCfg), opts)
 	createApp(t, ns, webApp)
 	waitReady(t, ns, "web")
+	// The dispatch creates without reading; the first StateKeep pass reads
+	// the Deployment through the cache, which starts its informer.
+	eventually(t, 10*time.Second, "a watch on Deployments", func() error {
+		for _, path := range log.watched() {
+			if strings.HasSuffix(path, "/apis/apps/v1/deployments") {
+				return nil
+			}
+		}
+		return errNotYet
+	})
 
 	var deployments, others bool
 	for _, path := range log.watched() {
