@@ -44,8 +44,16 @@ test: tools ## Run all tests, envtest ones against bin/k8s
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) go test -count=1 -timeout $(TEST_TIMEOUT) $(GO_TEST_FLAGS) ./...
 
 .PHONY: bench
-bench: tools ## Run benchmarks
-	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) go test -run '^$$' -bench . -benchmem -timeout $(TEST_TIMEOUT) ./...
+bench: tools build ## Benchmark Steward against the .Owns() baseline (~15 min); regenerates docs/benchmarks.md
+	go build -o bin/owns ./bench/baseline/owns
+	go build -o bin/stewardbench ./bench/cmd/stewardbench
+	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile full $(BENCH_ARGS)
+
+.PHONY: bench-quick
+bench-quick: tools build ## The same benchmarks at small sizes (under 5 min)
+	go build -o bin/owns ./bench/baseline/owns
+	go build -o bin/stewardbench ./bench/cmd/stewardbench
+	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile quick $(BENCH_ARGS)
 
 ##@ Generated code
 

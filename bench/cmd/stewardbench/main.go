@@ -1,0 +1,181 @@
+// Command stewardbench measures OAM controllers side by side on identical
+// Applications: memory against unrelated objects, steady-state API cost,
+// drift repair, fleet convergence and one big app. `make bench` and
+// `make bench-quick` run it; docs/benchmarks.md explains the scenarios.
+//
+//	stewardbench --profile quick
+//	stewardbench --controller 'vela=/path/to/manager --metrics-addr={metrics-addr}' --scenarios steady
+//	stewardbench --report-only bench/results/latest.json
+//
+// Each controller is a separate process started with KUBECONFIG pointing
+// at a fresh local control plane; {metrics-addr}, {qps} and {burst} in its
+// command line are filled in by the harness.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/steward-oam/steward/bench/harness"
+)
+
+const (
+	stewardCommand = "bin/steward controller --metrics-addr={metrics-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst}"
+	ownsCommand    = "bin/owns --metrics-addr={metrics-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst}"
+)
+
+var (
+	defaultControllers = []string{"steward=" + stewardCommand, "owns=" + ownsCommand}
+	defaultVariants    = []string{
+		"steward-uncompressed=" + stewardCommand + " --resource-tracker-compression=",
+		"steward-gzip=" + stewardCommand + " --resource-tracker-compression=gzip",
+	}
+)
+
+type flags struct {
+	profile     string
+	controllers []string
+	variants    []string
+	scenarios   []string
+	binDir      string
+	crdDir      string
+	definitions []string
+	qps         float64
+	burst       int
+	resultsDir  string
+	docs        string
+	imgDir      string
+	reportOnly  string
+}
+
+func main() {
+	f := flags{}
+	fs := pflag.NewFlagSet("stewardbench", pflag.ExitOnError)
+	fs.StringVar(&f.profile, "profile", "quick", "Scenario sizes: quick (under five minutes) or full (the sizes of issue 7).")
+	fs.StringArrayVar(&f.controllers, "controller", defaultControllers, "Controller under test, as name=command line (repeatable); the command must contain {metrics-addr} and may use {qps} and {burst}.")
+	fs.StringArrayVar(&f.variants, "bigapp-variant", defaultVariants, "Extra controller measured in the big-app scenario only, as name=command line (repeatable).")
+	fs.StringSliceVar(&f.scenarios, "scenarios", nil, fmt.Sprintf("Scenarios to run (default all): %s.", strings.Join(harness.AllScenarios, ", ")))
+	fs.StringVar(&f.binDir, "bin-dir", envOr("KUBEBUILDER_ASSETS", "bin/k8s"), "Directory of kube-apiserver and etcd.")
+	fs.StringVar(&f.crdDir, "crd-dir", "config/crd", "CRDs to install.")
+	fs.StringSliceVar(&f.definitions, "definitions", []string{"config/definitions", "bench/definitions"}, "Definition directories applied to vela-system; the benchmark Applications use the bench-service ComponentDefinition.")
+	fs.Float64Var(&f.qps, "qps", 100, "Client QPS given to every controller ({qps}); the fleet's lower bound divides by it.")
+	fs.IntVar(&f.burst, "burst", 200, "Client burst given to every controller ({burst}).")
+	fs.StringVar(&f.resultsDir, "results-dir", "bench/results", "Where <timestamp>.json, latest.json and controller logs go.")
+	fs.StringVar(&f.docs, "docs", "docs/benchmarks.md", "Markdown report to regenerate; empty skips it.")
+	fs.StringVar(&f.imgDir, "img-dir", "docs/img", "Where the report's charts go.")
+	fs.StringVar(&f.reportOnly, "report-only", "", "Regenerate the report from this results file without running anything.")
+	_ = fs.Parse(os.Args[1:])
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+	if err := run(f); err != nil {
+		fmt.Fprintln(os.Stderr, "stewardbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(f flags) error {
+	if f.reportOnly != "" {
+		res, err := harness.ReadResults(f.reportOnly)
+		if err != nil {
+			return err
+		}
+		return report(f, res, f.reportOnly)
+	}
+	opts, err := options(f)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, runErr := harness.Run(ctx, opts)
+	if res == nil {
+		return runErr
+	}
+	path := filepath.Join(f.resultsDir, res.Started.Format("20060102T150405Z")+".json")
+	if err := res.WriteJSON(path); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return fmt.Errorf("%w (partial results in %s)", runErr, path)
+	}
+	latest := filepath.Join(f.resultsDir, "latest.json")
+	if err := res.WriteJSON(latest); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "results: %s (%s)\n", path, res.Elapsed.D().Round(time.Second))
+	if err := report(f, res, latest); err != nil {
+		return err
+	}
+	if len(res.Errors) > 0 {
+		return fmt.Errorf("%d scenarios failed: %s", len(res.Errors), strings.Join(res.Errors, "; "))
+	}
+	return nil
+}
+
+func report(f flags, res *harness.Results, source string) error {
+	if f.docs == "" {
+		return nil
+	}
+	if err := harness.WriteReport(res, f.docs, f.imgDir, source); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "report: %s\n", f.docs)
+	return nil
+}
+
+func options(f flags) (harness.Options, error) {
+	profile, err := harness.ProfileNamed(f.profile)
+	if err != nil {
+		return harness.Options{}, err
+	}
+	opts := harness.Options{
+		Profile: profile, Scenarios: f.scenarios, BinDir: abs(f.binDir), CRDDir: abs(f.crdDir),
+		QPS: f.qps, Burst: f.burst, Progress: os.Stderr,
+		LogDir: filepath.Join(f.resultsDir, "logs", time.Now().UTC().Format("20060102T150405Z")),
+	}
+	for _, d := range f.definitions {
+		opts.DefinitionDirs = append(opts.DefinitionDirs, abs(d))
+	}
+	if opts.Controllers, err = parseControllers(f.controllers); err != nil {
+		return opts, err
+	}
+	if opts.BigAppVariants, err = parseControllers(f.variants); err != nil {
+		return opts, err
+	}
+	return opts, nil
+}
+
+func parseControllers(values []string) ([]harness.Controller, error) {
+	var out []harness.Controller
+	for _, v := range values {
+		c, err := harness.ParseController(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func abs(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,177 @@
+package harness
+
+import (
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// Chart file names under the image directory.
+const (
+	MemoryChart   = "bench-memory.png"
+	RequestsChart = "bench-requests.png"
+)
+
+// verbOrder stacks request verbs from reads to writes.
+var verbOrder = []string{"GET", "LIST", "WATCH", "POST", "PUT", "PATCH", "APPLY", "DELETE"}
+
+// writeCharts draws the charts of the report into dir and returns the
+// file names written.
+func writeCharts(res *Results, dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating image dir: %w", err)
+	}
+	var written []string
+	if len(res.Memory) > 0 {
+		if err := memoryChart(res.Memory, filepath.Join(dir, MemoryChart)); err != nil {
+			return nil, err
+		}
+		written = append(written, MemoryChart)
+	}
+	if len(res.Steady) > 0 {
+		if err := requestsChart(res.Steady, filepath.Join(dir, RequestsChart)); err != nil {
+			return nil, err
+		}
+		written = append(written, RequestsChart)
+	}
+	return written, nil
+}
+
+// memoryChart plots, side by side, heap in use after GC and RSS of each
+// controller against the number of unrelated Deployments.
+func memoryChart(results []MemoryResult, path string) error {
+	heap := memoryPanel(results, "Heap in use after GC", func(p MemoryPoint) float64 { return p.HeapInuse })
+	rss := memoryPanel(results, "Resident set size", func(p MemoryPoint) float64 { return p.RSS })
+	for _, p := range []*plot.Plot{heap, rss} {
+		if err := addMemoryLines(p, results, p == heap); err != nil {
+			return err
+		}
+	}
+	const w, h = 20 * vg.Centimeter, 9 * vg.Centimeter
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Centimeter, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2,
+		PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
+	canvases := plot.Align([][]*plot.Plot{{heap, rss}}, tiles, dc)
+	heap.Draw(canvases[0][0])
+	rss.Draw(canvases[0][1])
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// memoryPanel is one panel of the memory chart; value picks the series.
+func memoryPanel(results []MemoryResult, title string, value func(MemoryPoint) float64) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "unrelated Deployments"
+	p.Y.Label.Text = "MiB"
+	p.X.Tick.Marker = integerTicks{}
+	p.Y.Min = 0
+	top := 0.0
+	for _, m := range results {
+		for _, pt := range m.Points {
+			top = max(top, value(pt)/mib)
+		}
+	}
+	p.Y.Max = top * 1.4 // room for the legend above the lines
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+func addMemoryLines(p *plot.Plot, results []MemoryResult, heap bool) error {
+	for i, m := range results {
+		xys := make(plotter.XYs, len(m.Points))
+		for j, pt := range m.Points {
+			v := pt.RSS
+			if heap {
+				v = pt.HeapInuse
+			}
+			xys[j] = plotter.XY{X: float64(pt.Unrelated), Y: v / mib}
+		}
+		line, points, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return err
+		}
+		line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
+		line.Width = vg.Points(2)
+		points.Shape = plotutil.Shape(i)
+		p.Add(line, points)
+		p.Legend.Add(m.Controller, line, points)
+	}
+	return nil
+}
+
+// integerTicks labels an axis with whole numbers (2000, not 2000.00).
+type integerTicks struct{}
+
+func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = fmt.Sprintf("%.0f", ticks[i].Value)
+		}
+	}
+	return ticks
+}
+
+// requestsChart stacks each controller's requests per tracked resource per
+// steady-state pass by verb, with the target of one as a dashed line.
+func requestsChart(results []SteadyResult, path string) error {
+	p := plot.New()
+	p.Title.Text = "API requests per tracked resource per re-sync pass"
+	p.Y.Label.Text = "requests"
+	p.Y.Min = 0
+	names := make([]string, len(results))
+	for i, r := range results {
+		names[i] = r.Controller
+	}
+	var below *plotter.BarChart
+	for vi, verb := range verbOrder {
+		values := make(plotter.Values, len(results))
+		nonzero := false
+		for i, r := range results {
+			values[i] = r.ByVerb[verb]
+			nonzero = nonzero || values[i] > 0
+		}
+		if !nonzero {
+			continue
+		}
+		bars, err := plotter.NewBarChart(values, vg.Points(40))
+		if err != nil {
+			return err
+		}
+		bars.Color = plotutil.Color(vi)
+		bars.LineStyle.Width = 0
+		if below != nil {
+			bars.StackOn(below)
+		}
+		below = bars
+		p.Add(bars)
+		p.Legend.Add(verb, bars)
+	}
+	target := plotter.NewFunction(func(float64) float64 { return 1 })
+	target.Color = color.Gray{Y: 80}
+	target.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(target)
+	p.Legend.Add("target (≤ 1)", target)
+	p.Legend.Top = true
+	p.NominalX(names...)
+	p.Y.Max = max(p.Y.Max, 1) * 1.5 // room for the legend above the bars
+	return p.Save(12*vg.Centimeter, 10*vg.Centimeter, path)
+}

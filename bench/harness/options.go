@@ -1,0 +1,196 @@
+package harness
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"time"
+)
+
+// Scenario names, in the order a run executes them.
+const (
+	ScenarioMemory = "memory"
+	ScenarioSteady = "steady"
+	ScenarioDrift  = "drift"
+	ScenarioFleet  = "fleet"
+	ScenarioBigApp = "bigapp"
+)
+
+// AllScenarios lists every scenario in run order.
+var AllScenarios = []string{ScenarioMemory, ScenarioSteady, ScenarioDrift, ScenarioFleet, ScenarioBigApp}
+
+// Options configure a benchmark run.
+type Options struct {
+	// Controllers are measured in every scenario, one after the other,
+	// each on a fresh control plane.
+	Controllers []Controller
+	// BigAppVariants are extra controllers measured in the big-app
+	// scenario only, e.g. Steward with tracker compression.
+	BigAppVariants []Controller
+	Profile        Profile
+	// Scenarios to run; empty runs all.
+	Scenarios []string
+	// BinDir holds kube-apiserver and etcd; CRDDir the CRDs to install.
+	BinDir string
+	CRDDir string
+	// DefinitionDirs are applied to vela-system before each scenario.
+	DefinitionDirs []string
+	// QPS and Burst fill the {qps} and {burst} placeholders of every
+	// controller command line; QPS is also the fleet's lower bound.
+	QPS   float64
+	Burst int
+	// LogDir receives one log file per controller process.
+	LogDir string
+	// Progress receives one line per measurement; nil discards.
+	Progress io.Writer
+}
+
+// Profile sizes the scenarios.
+type Profile struct {
+	Name   string       `json:"name"`
+	Memory MemoryConfig `json:"memory"`
+	Steady SteadyConfig `json:"steady"`
+	Drift  DriftConfig  `json:"drift"`
+	Fleet  FleetConfig  `json:"fleet"`
+	BigApp BigAppConfig `json:"bigApp"`
+}
+
+// MemoryConfig sizes the memory-vs-unrelated-objects scenario.
+type MemoryConfig struct {
+	Apps         int `json:"apps"`
+	ResourcesPer int `json:"resourcesPerApp"`
+	// Unrelated are the numbers of unrelated Deployments measured at, in
+	// increasing order.
+	Unrelated []int `json:"unrelated"`
+	// WarmUp is the pause between the apps being ready and the first
+	// sample.
+	WarmUp Duration `json:"warmUp"`
+	// Settle is the pause after creating unrelated objects.
+	Settle Duration `json:"settle"`
+	// Each level is sampled every SampleEvery for at least Window and
+	// until the controller has collected garbage GCs times, for no more
+	// than MaxWindow.
+	Window      Duration `json:"window"`
+	SampleEvery Duration `json:"sampleEvery"`
+	GCs         int      `json:"gcs"`
+	MaxWindow   Duration `json:"maxWindow"`
+}
+
+// SteadyConfig sizes the steady-state API cost scenario.
+type SteadyConfig struct {
+	Apps         int      `json:"apps"`
+	ResourcesPer int      `json:"resourcesPerApp"`
+	Interval     Duration `json:"interval"`
+	Passes       int      `json:"passes"`
+}
+
+// DriftConfig sizes the drift-repair scenario.
+type DriftConfig struct {
+	Deletes      int      `json:"deletes"`
+	ResourcesPer int      `json:"resourcesPerApp"`
+	Interval     Duration `json:"interval"`
+}
+
+// FleetConfig sizes the fleet-convergence scenario.
+type FleetConfig struct {
+	Apps         int      `json:"apps"`
+	ResourcesPer int      `json:"resourcesPerApp"`
+	Timeout      Duration `json:"timeout"`
+}
+
+// BigAppConfig sizes the big-app scenario.
+type BigAppConfig struct {
+	Resources int      `json:"resources"`
+	Timeout   Duration `json:"timeout"`
+}
+
+// FullProfile is `make bench`: the sizes of issue 7.
+func FullProfile() Profile {
+	return Profile{
+		Name: "full",
+		Memory: MemoryConfig{Apps: 100, ResourcesPer: 4, Unrelated: []int{0, 2000, 6000},
+			WarmUp: Duration(10 * time.Second), Settle: Duration(10 * time.Second), Window: Duration(15 * time.Second),
+			SampleEvery: Duration(100 * time.Millisecond), GCs: 3, MaxWindow: Duration(2 * time.Minute)},
+		Steady: SteadyConfig{Apps: 100, ResourcesPer: 4, Interval: Duration(30 * time.Second), Passes: 2},
+		Drift:  DriftConfig{Deletes: 10, ResourcesPer: 4, Interval: Duration(10 * time.Second)},
+		Fleet:  FleetConfig{Apps: 1000, ResourcesPer: 8, Timeout: Duration(10 * time.Minute)},
+		BigApp: BigAppConfig{Resources: 500, Timeout: Duration(5 * time.Minute)},
+	}
+}
+
+// QuickProfile is `make bench-quick`: the same scenarios, small enough to
+// finish in under five minutes.
+func QuickProfile() Profile {
+	return Profile{
+		Name: "quick",
+		Memory: MemoryConfig{Apps: 20, ResourcesPer: 4, Unrelated: []int{0, 500},
+			WarmUp: Duration(5 * time.Second), Settle: Duration(2 * time.Second), Window: Duration(5 * time.Second),
+			SampleEvery: Duration(100 * time.Millisecond), GCs: 3, MaxWindow: Duration(time.Minute)},
+		Steady: SteadyConfig{Apps: 20, ResourcesPer: 4, Interval: Duration(10 * time.Second), Passes: 2},
+		Drift:  DriftConfig{Deletes: 3, ResourcesPer: 4, Interval: Duration(10 * time.Second)},
+		Fleet:  FleetConfig{Apps: 100, ResourcesPer: 8, Timeout: Duration(5 * time.Minute)},
+		BigApp: BigAppConfig{Resources: 100, Timeout: Duration(2 * time.Minute)},
+	}
+}
+
+// ProfileNamed returns the full or quick profile.
+func ProfileNamed(name string) (Profile, error) {
+	switch name {
+	case "full":
+		return FullProfile(), nil
+	case "quick":
+		return QuickProfile(), nil
+	}
+	return Profile{}, fmt.Errorf("profile %q: want full or quick", name)
+}
+
+// Validate reports options a run cannot start with.
+func (o Options) Validate() error {
+	if len(o.Controllers) == 0 {
+		return fmt.Errorf("no controller to measure")
+	}
+	for _, s := range o.Scenarios {
+		if !slices.Contains(AllScenarios, s) {
+			return fmt.Errorf("scenario %q: want one of %v", s, AllScenarios)
+		}
+	}
+	if o.QPS <= 0 || o.Burst <= 0 {
+		return fmt.Errorf("qps and burst must be positive")
+	}
+	seen := map[string]bool{}
+	for _, c := range append(slices.Clone(o.Controllers), o.BigAppVariants...) {
+		if seen[c.Name] {
+			return fmt.Errorf("controller name %q used twice", c.Name)
+		}
+		seen[c.Name] = true
+	}
+	return nil
+}
+
+func (o Options) runs(scenario string) bool {
+	return len(o.Scenarios) == 0 || slices.Contains(o.Scenarios, scenario)
+}
+
+// Duration is a time.Duration that reads and writes JSON as seconds.
+type Duration time.Duration
+
+// D returns the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// Seconds returns the duration in seconds.
+func (d Duration) Seconds() float64 { return time.Duration(d).Seconds() }
+
+// MarshalJSON writes seconds.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return []byte(fmt.Sprintf("%g", time.Duration(d).Seconds())), nil
+}
+
+// UnmarshalJSON reads seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s float64
+	if _, err := fmt.Sscanf(string(b), "%g", &s); err != nil {
+		return fmt.Errorf("duration %s: want seconds", b)
+	}
+	*d = Duration(s * float64(time.Second))
+	return nil
+}

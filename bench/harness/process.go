@@ -1,0 +1,246 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Placeholders the harness fills in a controller command line.
+const (
+	// PlaceholderMetricsAddr becomes a free loopback address for the
+	// controller's Prometheus endpoint; the command must contain it.
+	PlaceholderMetricsAddr = "{metrics-addr}"
+	// PlaceholderQPS and PlaceholderBurst become the client rate limits
+	// of the run, so both controllers get the same.
+	PlaceholderQPS   = "{qps}"
+	PlaceholderBurst = "{burst}"
+)
+
+// Controller is a controller under test: a name for reports and a command
+// line run from the working directory, with placeholders.
+type Controller struct {
+	Name    string `json:"name"`
+	Command string `json:"command"`
+}
+
+// ParseController parses "name=command line".
+func ParseController(v string) (Controller, error) {
+	name, cmd, ok := strings.Cut(v, "=")
+	name, cmd = strings.TrimSpace(name), strings.TrimSpace(cmd)
+	if !ok || name == "" || cmd == "" {
+		return Controller{}, fmt.Errorf("controller %q: want name=command line", v)
+	}
+	if !strings.Contains(cmd, PlaceholderMetricsAddr) {
+		return Controller{}, fmt.Errorf("controller %s: the command line must contain %s where its metrics address goes", name, PlaceholderMetricsAddr)
+	}
+	return Controller{Name: name, Command: cmd}, nil
+}
+
+// Args expands the placeholders and splits the command line like a shell
+// would for plain words, 'single' and "double" quotes.
+func (c Controller) Args(metricsAddr string, qps float64, burst int) ([]string, error) {
+	cmd := strings.NewReplacer(
+		PlaceholderMetricsAddr, metricsAddr,
+		PlaceholderQPS, strconv.FormatFloat(qps, 'f', -1, 64),
+		PlaceholderBurst, strconv.Itoa(burst),
+	).Replace(c.Command)
+	return splitCommand(cmd)
+}
+
+func splitCommand(s string) ([]string, error) {
+	var args []string
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	for _, r := range s {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t' || r == '\n':
+			if inWord {
+				args = append(args, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("unterminated %c quote in %q", quote, s)
+	}
+	if inWord {
+		args = append(args, cur.String())
+	}
+	if len(args) == 0 {
+		return nil, errors.New("empty command line")
+	}
+	return args, nil
+}
+
+// Process is a running controller under test.
+type Process struct {
+	Name       string
+	MetricsURL string
+	cmd        *exec.Cmd
+	done       chan struct{}
+	waitErr    error
+	logFile    *os.File
+	httpClient *http.Client
+}
+
+// StartController runs c against the cluster of kubeconfig (passed as
+// KUBECONFIG), logging to logPath, and waits until its metrics endpoint
+// answers.
+func StartController(ctx context.Context, c Controller, kubeconfig, logPath string, qps float64, burst int) (*Process, error) {
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return nil, err
+	}
+	args, err := c.Args(addr, qps, burst)
+	if err != nil {
+		return nil, fmt.Errorf("controller %s: %w", c.Name, err)
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("creating controller log: %w", err)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("starting controller %s (%s): %w", c.Name, args[0], err)
+	}
+	p := &Process{Name: c.Name, MetricsURL: "http://" + addr + "/metrics", cmd: cmd, done: make(chan struct{}),
+		logFile: logFile, httpClient: &http.Client{Timeout: 10 * time.Second}}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	if err := p.waitForMetrics(ctx, time.Minute); err != nil {
+		return nil, errors.Join(err, p.Stop())
+	}
+	return p, nil
+}
+
+func (p *Process) waitForMetrics(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if _, err := p.Metrics(ctx); err == nil {
+			return nil
+		} else if time.Now().After(deadline) {
+			return fmt.Errorf("controller %s: metrics endpoint %s not up after %s (log: %s): %w", p.Name, p.MetricsURL, timeout, p.logFile.Name(), err)
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("controller %s exited: %v (log: %s)", p.Name, p.waitErr, p.logFile.Name())
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Metrics scrapes the controller's /metrics.
+func (p *Process) Metrics(ctx context.Context) (Samples, error) {
+	select {
+	case <-p.done:
+		return nil, fmt.Errorf("controller %s exited: %v (log: %s)", p.Name, p.waitErr, p.logFile.Name())
+	default:
+	}
+	return scrape(ctx, p.httpClient, p.MetricsURL)
+}
+
+// Memory is a controller's memory at one moment.
+type Memory struct {
+	HeapInuse float64 `json:"heapInuseBytes"`
+	RSS       float64 `json:"rssBytes"`
+	// GCs is the number of garbage collections so far.
+	GCs float64 `json:"gcs"`
+}
+
+// Memory reads go_memstats_heap_inuse_bytes,
+// process_resident_memory_bytes and go_gc_duration_seconds_count; RSS
+// falls back to /proc when the controller does not export process metrics.
+func (p *Process) Memory(ctx context.Context) (Memory, error) {
+	ss, err := p.Metrics(ctx)
+	if err != nil {
+		return Memory{}, err
+	}
+	m := Memory{HeapInuse: ss.Sum("go_memstats_heap_inuse_bytes", nil), RSS: ss.Sum("process_resident_memory_bytes", nil),
+		GCs: ss.Sum("go_gc_duration_seconds_count", nil)}
+	if !ss.Has("process_resident_memory_bytes") {
+		m.RSS, err = rssFromProc(p.cmd.Process.Pid)
+	}
+	return m, err
+}
+
+// rssFromProc reads VmRSS of a process from /proc (Linux).
+func rssFromProc(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading RSS: %w", err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS for process %d", pid)
+}
+
+// Stop sends SIGTERM to the controller's process group, then SIGKILL after
+// 15 seconds, and waits for it to exit.
+func (p *Process) Stop() error {
+	defer p.logFile.Close()
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	pgid := p.cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-p.done
+	}
+	return nil
+}
+
+// Exited reports whether the controller stopped by itself.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func freeLoopbackAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}

@@ -1,0 +1,238 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+)
+
+// Results are everything a run measured; they are written as JSON and
+// rendered into docs/benchmarks.md.
+type Results struct {
+	Profile     Profile      `json:"profile"`
+	Started     time.Time    `json:"started"`
+	Elapsed     Duration     `json:"elapsed"`
+	Host        Host         `json:"host"`
+	QPS         float64      `json:"qps"`
+	Burst       int          `json:"burst"`
+	Controllers []Controller `json:"controllers"`
+	Variants    []Controller `json:"bigAppVariants,omitempty"`
+
+	Memory []MemoryResult `json:"memory,omitempty"`
+	Steady []SteadyResult `json:"steady,omitempty"`
+	Drift  []DriftResult  `json:"drift,omitempty"`
+	Fleet  []FleetResult  `json:"fleet,omitempty"`
+	BigApp []BigAppResult `json:"bigApp,omitempty"`
+	// Errors are scenarios that failed; the run goes on without them.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// Host describes the machine, so numbers are read against it.
+type Host struct {
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	CPUs      int    `json:"cpus"`
+	GoVersion string `json:"goVersion"`
+	Commit    string `json:"commit,omitempty"`
+}
+
+// MemoryResult is one controller's memory at each number of unrelated
+// Deployments.
+type MemoryResult struct {
+	Controller string `json:"controller"`
+	Apps       int    `json:"apps"`
+	Resources  int    `json:"resources"`
+	// UnrelatedBytes is the JSON size of one unrelated Deployment as the
+	// apiserver returns it.
+	UnrelatedBytes int           `json:"unrelatedBytes"`
+	Points         []MemoryPoint `json:"points"`
+}
+
+// MemoryPoint is the memory of a controller at one level: heap in use
+// right after garbage collection (the lowest sample taken after one) and
+// the median RSS.
+type MemoryPoint struct {
+	Unrelated       int     `json:"unrelated"`
+	HeapInuse       float64 `json:"heapInuseBytes"`
+	HeapInuseMedian float64 `json:"heapInuseMedianBytes"`
+	RSS             float64 `json:"rssBytes"`
+	GCs             float64 `json:"gcs"`
+	// SampleCount is how many samples the level took; the samples
+	// themselves are not kept, to keep results small.
+	SampleCount int `json:"sampleCount"`
+}
+
+// Growth is the relative growth of heap in use from the first to the last
+// point.
+func (m MemoryResult) Growth() float64 {
+	if len(m.Points) < 2 || m.Points[0].HeapInuse == 0 {
+		return 0
+	}
+	return m.Points[len(m.Points)-1].HeapInuse/m.Points[0].HeapInuse - 1
+}
+
+// SteadyResult is one controller's API cost in steady state.
+type SteadyResult struct {
+	Controller string   `json:"controller"`
+	Apps       int      `json:"apps"`
+	Resources  int      `json:"resources"`
+	Interval   Duration `json:"interval"`
+	Window     Duration `json:"window"`
+	// Reconciles is the increase of controller_runtime_reconcile_total in
+	// the window; Passes is what the interval predicts (apps × window ÷
+	// interval). Per-pass numbers divide by Reconciles when the controller
+	// exports it, else by Passes.
+	Reconciles    float64            `json:"reconciles"`
+	Passes        float64            `json:"expectedPasses"`
+	Requests      []RequestCount     `json:"requests"`
+	EventWrites   float64            `json:"eventWrites"`
+	PerResource   float64            `json:"requestsPerResourcePerPass"`
+	ByVerb        map[string]float64 `json:"requestsPerResourcePerPassByVerb"`
+	EventsPerPass float64            `json:"eventWritesPerPass"`
+}
+
+// DriftResult is how long one controller took to bring back a deleted
+// Deployment, each time.
+type DriftResult struct {
+	Controller string    `json:"controller"`
+	Interval   Duration  `json:"interval"`
+	Repairs    []float64 `json:"repairSeconds"`
+}
+
+// Stats returns min, median, mean and max of the repairs.
+func (d DriftResult) Stats() (lo, median, mean, hi float64) { return stats(d.Repairs) }
+
+// FleetResult is one controller's cold-start convergence of a fleet.
+type FleetResult struct {
+	Controller string         `json:"controller"`
+	Apps       int            `json:"apps"`
+	Resources  int            `json:"resources"`
+	QPS        float64        `json:"qps"`
+	Converged  Duration       `json:"converged"`
+	Requests   []RequestCount `json:"requests"`
+	// Work is the number of requests (events and leases aside) the
+	// controller sent until the last app was ready.
+	Work float64 `json:"workRequests"`
+	// Bound is the fastest a controller sending those requests could
+	// converge under its client rate limits. client-go gives every REST
+	// client its own token bucket and controller-runtime makes one REST
+	// client per kind, so the bound is set by the busiest kind:
+	// (its requests − burst) ÷ QPS.
+	Bound       Duration `json:"bound"`
+	BusiestKind string   `json:"busiestKind"`
+	// OneLimiterBound is Work ÷ QPS, the bound if all requests shared one
+	// token bucket.
+	OneLimiterBound Duration `json:"oneLimiterBound"`
+}
+
+// Ratio is convergence time over the bound.
+func (f FleetResult) Ratio() float64 {
+	if f.Bound == 0 {
+		return 0
+	}
+	return f.Converged.Seconds() / f.Bound.Seconds()
+}
+
+// BigAppResult is one controller's dispatch of one big Application.
+type BigAppResult struct {
+	Controller string   `json:"controller"`
+	Resources  int      `json:"resources"`
+	Dispatch   Duration `json:"dispatch"`
+	Requests   float64  `json:"workRequests"`
+	// Trackers, RawBytes and StoredBytes describe the ResourceTrackers of
+	// the app; zero for a controller that writes none. RawBytes is the
+	// JSON of the decoded managed resources, StoredBytes the JSON of the
+	// tracker objects as the apiserver returns them (what etcd stores).
+	Trackers    int    `json:"trackers"`
+	Compression string `json:"compression,omitempty"`
+	RawBytes    int    `json:"rawBytes"`
+	StoredBytes int    `json:"storedBytes"`
+	// PerTracker breaks the sizes down by tracker.
+	PerTracker []TrackerSize `json:"perTracker,omitempty"`
+}
+
+// TrackerSize is one ResourceTracker of the big app.
+type TrackerSize struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Entries     int    `json:"entries"`
+	RawBytes    int    `json:"rawBytes"`
+	StoredBytes int    `json:"storedBytes"`
+}
+
+// RequestCount is one RequestCounts entry in JSON.
+type RequestCount struct {
+	RequestKey
+	Count float64 `json:"count"`
+}
+
+// List turns counts into a sorted list for JSON.
+func (c RequestCounts) List() []RequestCount {
+	out := make([]RequestCount, 0, len(c))
+	for _, k := range c.Sorted() {
+		out = append(out, RequestCount{RequestKey: k, Count: c[k]})
+	}
+	return out
+}
+
+// CountsOf turns a list back into counts.
+func CountsOf(list []RequestCount) RequestCounts {
+	out := RequestCounts{}
+	for _, r := range list {
+		out[r.RequestKey] += r.Count
+	}
+	return out
+}
+
+// WriteJSON writes results to path.
+func (r *Results) WriteJSON(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing results: %w", err)
+	}
+	return nil
+}
+
+// ReadResults reads results written by WriteJSON.
+func ReadResults(path string) (*Results, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading results: %w", err)
+	}
+	r := &Results{}
+	if err := json.Unmarshal(data, r); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", path, err)
+	}
+	return r, nil
+}
+
+func stats(xs []float64) (lo, median, mean, hi float64) {
+	if len(xs) == 0 {
+		return 0, 0, 0, 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	sum := 0.0
+	for _, x := range s {
+		sum += x
+	}
+	return s[0], medianOfSorted(s), sum / float64(len(s)), s[len(s)-1]
+}
+
+func medianOfSorted(s []float64) float64 {
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func median(xs []float64) float64 {
+	_, m, _, _ := stats(xs)
+	return m
+}

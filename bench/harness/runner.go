@@ -1,0 +1,146 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// benchNamespace holds the Applications of every scenario.
+const benchNamespace = "bench"
+
+// Run runs the selected scenarios for every controller, each on a fresh
+// control plane, and returns what it measured. A scenario that fails is
+// recorded in Results.Errors and the run goes on; only a cancelled ctx
+// stops it early.
+func Run(ctx context.Context, opts Options) (*Results, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating log dir: %w", err)
+	}
+	r := &runner{opts: opts, res: &Results{
+		Profile: opts.Profile, Started: time.Now().UTC(), Host: hostInfo(),
+		QPS: opts.QPS, Burst: opts.Burst, Controllers: opts.Controllers, Variants: opts.BigAppVariants,
+	}}
+	scenarios := map[string]func(context.Context, *session) error{
+		ScenarioMemory: r.memory,
+		ScenarioSteady: r.steady,
+		ScenarioDrift:  r.drift,
+		ScenarioFleet:  r.fleet,
+		ScenarioBigApp: r.bigApp,
+	}
+	for _, name := range AllScenarios {
+		if !opts.runs(name) {
+			continue
+		}
+		controllers := opts.Controllers
+		if name == ScenarioBigApp {
+			controllers = append(slices.Clone(controllers), opts.BigAppVariants...)
+		}
+		for _, c := range controllers {
+			start := time.Now()
+			err := r.session(ctx, name, c, scenarios[name])
+			if ctx.Err() != nil {
+				return r.res, ctx.Err()
+			}
+			if err != nil {
+				r.res.Errors = append(r.res.Errors, fmt.Sprintf("%s/%s: %v", name, c.Name, err))
+				r.progress("%s/%s: FAILED: %v", name, c.Name, err)
+				continue
+			}
+			r.progress("%s/%s: done in %s", name, c.Name, time.Since(start).Round(time.Second))
+		}
+	}
+	r.res.Elapsed = Duration(time.Since(r.res.Started))
+	return r.res, nil
+}
+
+type runner struct {
+	opts Options
+	res  *Results
+}
+
+// session is one scenario of one controller on its own control plane.
+type session struct {
+	scenario   string
+	controller Controller
+	cp         *ControlPlane
+	proc       *Process
+	runner     *runner
+}
+
+func (r *runner) session(ctx context.Context, scenario string, c Controller, fn func(context.Context, *session) error) (err error) {
+	cp, err := StartControlPlane(ctx, r.opts.BinDir, r.opts.CRDDir, r.opts.DefinitionDirs)
+	if err != nil {
+		return err
+	}
+	s := &session{scenario: scenario, controller: c, cp: cp, runner: r}
+	defer func() {
+		if s.proc != nil {
+			err = errors.Join(err, s.proc.Stop())
+		}
+		err = errors.Join(err, cp.Stop())
+	}()
+	return fn(ctx, s)
+}
+
+// start runs the controller under test on the session's control plane.
+func (s *session) start(ctx context.Context) error {
+	logPath := filepath.Join(s.runner.opts.LogDir, s.scenario+"-"+s.controller.Name+".log")
+	p, err := StartController(ctx, s.controller, s.cp.Kubeconfig, logPath, s.runner.opts.QPS, s.runner.opts.Burst)
+	if err != nil {
+		return err
+	}
+	s.proc = p
+	return nil
+}
+
+// work returns the requests of the controller since base: the
+// apiserver's counts less the harness's own, events and background aside.
+func (s *session) work(ctx context.Context, base, ownBase RequestCounts) (all RequestCounts, err error) {
+	now, err := s.cp.Requests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	own := s.cp.Own.Snapshot().Sub(ownBase)
+	return now.Sub(base).Sub(own), nil
+}
+
+func (s *session) progress(format string, args ...any) {
+	s.runner.progress(s.scenario+"/"+s.controller.Name+": "+format, args...)
+}
+
+func (r *runner) progress(format string, args ...any) {
+	if r.opts.Progress != nil {
+		fmt.Fprintf(r.opts.Progress, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+	}
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func hostInfo() Host {
+	h := Host{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+		h.Commit = strings.TrimSpace(string(out))
+	}
+	return h
+}

@@ -1,0 +1,70 @@
+package harness
+
+import (
+	"context"
+	"time"
+)
+
+// fleet creates every Application before the controller starts, then
+// times the controller from process start until the last app is ready.
+func (r *runner) fleet(ctx context.Context, s *session) error {
+	cfg := r.opts.Profile.Fleet
+	shape := ShapeOf(cfg.ResourcesPer)
+	start := time.Now()
+	if err := CreateApplications(ctx, s.cp.Client, benchNamespace, cfg.Apps, shape, nil); err != nil {
+		return err
+	}
+	s.progress("created %d applications in %s", cfg.Apps, time.Since(start).Round(time.Millisecond))
+	base, err := s.cp.Requests(ctx)
+	if err != nil {
+		return err
+	}
+	ownBase := s.cp.Own.Snapshot()
+	start = time.Now()
+	if err := s.start(ctx); err != nil {
+		return err
+	}
+	done, err := WaitReady(ctx, s.cp.Client, benchNamespace, cfg.Apps, cfg.Timeout.D())
+	if err != nil {
+		return err
+	}
+	converged := done.Sub(start)
+	all, err := s.work(ctx, base, ownBase)
+	if err != nil {
+		return err
+	}
+	work := all.Filter(isWork)
+	kind, bound := busiestKind(work, r.opts.QPS, r.opts.Burst)
+	res := FleetResult{
+		Controller: s.controller.Name, Apps: cfg.Apps, Resources: cfg.Apps * shape.Resources(), QPS: r.opts.QPS,
+		Converged: Duration(converged), Requests: work.List(), Work: work.Total(),
+		Bound: Duration(bound), BusiestKind: kind, OneLimiterBound: Duration(seconds(work.Total() / r.opts.QPS)),
+	}
+	r.res.Fleet = append(r.res.Fleet, res)
+	s.progress("%d apps ready after %s; %.0f requests, bound %s by %s (%.2f×)", cfg.Apps, converged.Round(time.Millisecond),
+		res.Work, res.Bound.D().Round(time.Millisecond), kind, res.Ratio())
+	return nil
+}
+
+// busiestKind returns the resource with the most requests and the time its
+// client rate limiter needs for them: a token bucket of burst tokens
+// refilled at qps lets n requests through in no less than (n − burst) ÷ qps.
+func busiestKind(work RequestCounts, qps float64, burst int) (string, time.Duration) {
+	perKind := map[string]float64{}
+	for k, n := range work {
+		kind := k.Resource
+		if k.Group != "" {
+			kind += "." + k.Group
+		}
+		perKind[kind] += n
+	}
+	busiest, most := "", 0.0
+	for kind, n := range perKind {
+		if n > most || (n == most && kind < busiest) {
+			busiest, most = kind, n
+		}
+	}
+	return busiest, seconds(max(most-float64(burst), 0) / qps)
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -1,0 +1,87 @@
+package harness
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestRun_SmokeAllScenariosWithTinyCounts wires every scenario end to end
+// against real Steward and baseline processes, at sizes that take a
+// minute or two. It asserts shapes and counts, never timings. Set
+// STEWARD_BENCH_SMOKE=1 (and KUBEBUILDER_ASSETS) to run it; `make test`
+// does not.
+func TestRun_SmokeAllScenariosWithTinyCounts(t *testing.T) {
+	if os.Getenv("STEWARD_BENCH_SMOKE") == "" || testing.Short() {
+		t.Skip("set STEWARD_BENCH_SMOKE=1 to run the scenarios against real controllers")
+	}
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		t.Skip("KUBEBUILDER_ASSETS is not set")
+	}
+	bin := t.TempDir()
+	for name, pkg := range map[string]string{"steward": "../../cmd/steward", "owns": "../baseline/owns"} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(bin, name), pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("building %s: %v\n%s", name, err, out)
+		}
+	}
+	common := " --metrics-addr={metrics-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst}"
+	second := 1 * time.Second
+	opts := Options{
+		Controllers: []Controller{
+			{Name: "steward", Command: filepath.Join(bin, "steward") + " controller" + common},
+			{Name: "owns", Command: filepath.Join(bin, "owns") + common},
+		},
+		BigAppVariants: []Controller{{Name: "steward-gzip", Command: filepath.Join(bin, "steward") + " controller" + common + " --resource-tracker-compression=gzip"}},
+		Profile: Profile{
+			Name: "smoke",
+			Memory: MemoryConfig{Apps: 2, ResourcesPer: 4, Unrelated: []int{0, 20}, Settle: Duration(second),
+				Window: Duration(second), SampleEvery: Duration(100 * time.Millisecond), GCs: 1, MaxWindow: Duration(5 * second)},
+			Steady: SteadyConfig{Apps: 2, ResourcesPer: 4, Interval: Duration(10 * second), Passes: 1},
+			Drift:  DriftConfig{Deletes: 1, ResourcesPer: 4, Interval: Duration(10 * second)},
+			Fleet:  FleetConfig{Apps: 3, ResourcesPer: 8, Timeout: Duration(time.Minute)},
+			BigApp: BigAppConfig{Resources: 12, Timeout: Duration(time.Minute)},
+		},
+		BinDir: assets, CRDDir: "../../config/crd", DefinitionDirs: []string{"../../config/definitions", "../definitions"},
+		QPS: 100, Burst: 200, LogDir: t.TempDir(), Progress: testWriter{t},
+	}
+	res, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("scenarios failed: %v", res.Errors)
+	}
+	if len(res.Memory) != 2 || len(res.Memory[0].Points) != 2 || res.Memory[0].Points[1].HeapInuse <= 0 {
+		t.Errorf("memory = %+v", res.Memory)
+	}
+	for _, s := range res.Steady {
+		if s.Reconciles <= 0 || s.PerResource <= 0 || len(s.Requests) == 0 {
+			t.Errorf("steady %s measured nothing: %+v", s.Controller, s)
+		}
+	}
+	if len(res.Drift) != 2 || len(res.Drift[0].Repairs) != 1 {
+		t.Errorf("drift = %+v", res.Drift)
+	}
+	if len(res.Fleet) != 2 || res.Fleet[0].Work < 24 || res.Fleet[0].BusiestKind == "" {
+		t.Errorf("fleet = %+v", res.Fleet)
+	}
+	if len(res.BigApp) != 3 || res.BigApp[0].Trackers == 0 || res.BigApp[1].Trackers != 0 || res.BigApp[2].Compression != "gzip" {
+		t.Errorf("big app = %+v", res.BigApp)
+	}
+	dir := t.TempDir()
+	if err := WriteReport(res, filepath.Join(dir, "benchmarks.md"), filepath.Join(dir, "img"), "smoke.json"); err != nil {
+		t.Errorf("WriteReport: %v", err)
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}
