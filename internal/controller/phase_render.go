@@ -8,11 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/definition"
 	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/render"
@@ -154,61 +152,10 @@ func (r *ApplicationReconciler) reuseVersion(ctx context.Context, s *scope) erro
 	return nil
 }
 
-// resolveDefinitions finds the definition of every component and trait
-// type: in the Application's namespace first, then the system namespace. A
-// type with no definition is left out; render reports it.
+// resolveDefinitions finds the definition of every type the Application
+// uses: in its namespace first, then the system namespace (from the cache).
 func (r *ApplicationReconciler) resolveDefinitions(ctx context.Context, app *v1beta1.Application) (render.Definitions, error) {
-	defs := render.Definitions{
-		Components: map[string]*v1beta1.ComponentDefinition{},
-		Traits:     map[string]*v1beta1.TraitDefinition{},
-		Policies:   map[string]*v1beta1.PolicyDefinition{},
-	}
-	for _, comp := range app.Spec.Components {
-		if _, ok := defs.Components[comp.Type]; !ok {
-			d := &v1beta1.ComponentDefinition{}
-			if found, err := r.lookup(ctx, app.Namespace, comp.Type, d); err != nil {
-				return defs, err
-			} else if found {
-				defs.Components[comp.Type] = d
-			}
-		}
-		for _, t := range comp.Traits {
-			if _, ok := defs.Traits[t.Type]; ok {
-				continue
-			}
-			d := &v1beta1.TraitDefinition{}
-			if found, err := r.lookup(ctx, app.Namespace, t.Type, d); err != nil {
-				return defs, err
-			} else if found {
-				defs.Traits[t.Type] = d
-			}
-		}
-	}
-	for _, p := range app.Spec.Policies {
-		if _, ok := defs.Policies[p.Type]; ok {
-			continue
-		}
-		d := &v1beta1.PolicyDefinition{}
-		if found, err := r.lookup(ctx, app.Namespace, p.Type, d); err != nil {
-			return defs, err
-		} else if found {
-			defs.Policies[p.Type] = d
-		}
-	}
-	return defs, nil
-}
-
-func (r *ApplicationReconciler) lookup(ctx context.Context, namespace, name string, obj client.Object) (bool, error) {
-	for _, ns := range []string{namespace, r.Options.SystemDefinitionNS} {
-		err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
-		if err == nil {
-			return true, nil
-		}
-		if !apierrors.IsNotFound(err) {
-			return false, fmt.Errorf("reading definition %s/%s: %w", ns, name, err)
-		}
-	}
-	return false, nil
+	return definition.Resolve(ctx, r.Client, app, r.Options.SystemDefinitionNS)
 }
 
 // renderPlacements renders the Application once per placement of its

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/definition"
 	"github.com/steward-oam/steward/internal/render"
 )
 
@@ -168,49 +169,9 @@ func (r *reconciler) watch(gvk schema.GroupVersionKind) error {
 	return nil
 }
 
-// definitions resolves each component and trait type in the
-// Application's namespace, then in the definition namespace.
+// definitions resolves each type the Application uses, as Steward does.
 func (r *reconciler) definitions(ctx context.Context, app *v1beta1.Application) (render.Definitions, error) {
-	defs := render.Definitions{
-		Components: map[string]*v1beta1.ComponentDefinition{},
-		Traits:     map[string]*v1beta1.TraitDefinition{},
-		Policies:   map[string]*v1beta1.PolicyDefinition{},
-	}
-	for _, comp := range app.Spec.Components {
-		if _, ok := defs.Components[comp.Type]; !ok {
-			d := &v1beta1.ComponentDefinition{}
-			if found, err := r.lookup(ctx, app.Namespace, comp.Type, d); err != nil {
-				return defs, err
-			} else if found {
-				defs.Components[comp.Type] = d
-			}
-		}
-		for _, t := range comp.Traits {
-			if _, ok := defs.Traits[t.Type]; ok {
-				continue
-			}
-			d := &v1beta1.TraitDefinition{}
-			if found, err := r.lookup(ctx, app.Namespace, t.Type, d); err != nil {
-				return defs, err
-			} else if found {
-				defs.Traits[t.Type] = d
-			}
-		}
-	}
-	return defs, nil
-}
-
-func (r *reconciler) lookup(ctx context.Context, namespace, name string, obj client.Object) (bool, error) {
-	for _, ns := range []string{namespace, r.definitionNamespace} {
-		err := r.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
-		if err == nil {
-			return true, nil
-		}
-		if !apierrors.IsNotFound(err) {
-			return false, fmt.Errorf("reading definition %s/%s: %w", ns, name, err)
-		}
-	}
-	return false, nil
+	return definition.Resolve(ctx, r.client, app, r.definitionNamespace)
 }
 
 // setStatus reports the outcome with the same Ready condition and phase
