@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/tracker"
 )
 
 // denyServiceDeletes installs an admission policy refusing DELETE of
@@ -96,14 +95,7 @@ func TestGarbageCollection_DeniedDeleteIsKeptAndRetried(t *testing.T) {
 	if !serviceExists(t, ns, "web") {
 		t.Fatal("the Service went although its delete was denied")
 	}
-	marked := false
-	for _, rt := range trackersOf(t, ns, "web") {
-		entries, _ := tracker.Entries(&rt)
-		for _, e := range entries {
-			marked = marked || (e.Kind == "Service" && e.Deleted)
-		}
-	}
-	if !marked {
+	if !anyEntry(t, ns, "web", func(e v1beta1.ManagedResource) bool { return e.Kind == "Service" && e.Deleted }) {
 		t.Error("the denied Service is no longer recorded as pending deletion")
 	}
 

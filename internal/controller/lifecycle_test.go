@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -188,4 +189,17 @@ func TestComponentRevisions_RecordedPerChangedComponent(t *testing.T) {
 	if n := len(trackersOf(t, ns, "web")); n != 0 {
 		t.Errorf("%d trackers left after deletion", n)
 	}
+}
+
+// anyEntry reports whether any tracker of the app has an entry matching
+// match.
+func anyEntry(t *testing.T, ns, app string, match func(v1beta1.ManagedResource) bool) bool {
+	t.Helper()
+	for _, rt := range trackersOf(t, ns, app) {
+		entries, _ := tracker.Entries(&rt)
+		if slices.ContainsFunc(entries, match) {
+			return true
+		}
+	}
+	return false
 }

@@ -177,15 +177,10 @@ func TestLifecycle_KilledBetweenRecordAndApply(t *testing.T) {
 	second := startStoppableManager(t, testCfg, opts)
 	setSpec(t, ns, "web", v1Spec, nil)
 	eventually(t, 15*time.Second, "the v1 tracker to be recorded", func() error {
-		for _, rt := range trackersOf(t, ns, "web") {
-			entries, _ := tracker.Entries(&rt)
-			for _, e := range entries {
-				if e.Kind == "Service" {
-					return nil
-				}
-			}
+		if !anyEntry(t, ns, "web", func(e v1beta1.ManagedResource) bool { return e.Kind == "Service" }) {
+			return errNotYet
 		}
-		return errNotYet
+		return nil
 	})
 	second()
 	if serviceExists(t, ns, "web") {
@@ -215,15 +210,10 @@ func TestLifecycle_KilledBetweenMarkAndDelete(t *testing.T) {
 	second := startStoppableManager(t, testCfg, opts)
 	setSpec(t, ns, "web", v2Spec, nil)
 	eventually(t, 15*time.Second, "the Service entry to be marked deleted", func() error {
-		for _, rt := range trackersOf(t, ns, "web") {
-			entries, _ := tracker.Entries(&rt)
-			for _, e := range entries {
-				if e.Kind == "Service" && e.Deleted {
-					return nil
-				}
-			}
+		if !anyEntry(t, ns, "web", func(e v1beta1.ManagedResource) bool { return e.Kind == "Service" && e.Deleted }) {
+			return errNotYet
 		}
-		return errNotYet
+		return nil
 	})
 	second()
 	if !serviceExists(t, ns, "web") {

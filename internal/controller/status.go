@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -215,7 +216,7 @@ func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1b
 			}
 			refs = append(refs, v1beta1.ClusterObjectReference{Cluster: e.Cluster, Creator: "workflow",
 				APIVersion: e.APIVersion, Kind: e.Kind, Namespace: e.Namespace, Name: e.Name})
-			if e.Component == "" || (rt == s.root && !inSpec[e.Component] && !hasService(services, e.Component)) {
+			if e.Component == "" || (rt == s.root && !inSpec[e.Component] && !slices.ContainsFunc(services, func(svc v1beta1.ApplicationComponentStatus) bool { return svc.Name == e.Component })) {
 				continue
 			}
 			svcKey := healthKey(e.Component, e.Cluster)
@@ -229,7 +230,7 @@ func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1b
 				svc.WorkloadDefinition = &v1beta1.GroupVersionKindRef{APIVersion: e.APIVersion, Kind: e.Kind}
 				svc.Namespace = e.Namespace
 			}
-			if e.Trait != "" && !hasTrait(svc.Traits, e.Trait) {
+			if e.Trait != "" && !slices.ContainsFunc(svc.Traits, func(ts v1beta1.ApplicationTraitStatus) bool { return ts.Type == e.Trait }) {
 				svc.Traits = append(svc.Traits, v1beta1.ApplicationTraitStatus{Type: e.Trait, Healthy: true})
 			}
 		}
@@ -254,15 +255,6 @@ func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1b
 		return services[i].Cluster < services[j].Cluster
 	})
 	return services, refs
-}
-
-func hasTrait(ts []v1beta1.ApplicationTraitStatus, t string) bool {
-	for _, x := range ts {
-		if x.Type == t {
-			return true
-		}
-	}
-	return false
 }
 
 func keysString(keys []tracker.Key, limit int) string {
@@ -294,13 +286,4 @@ func liveRevision(app *v1beta1.Application, rt *v1beta1.ResourceTracker) *v1beta
 // changes.
 func setCondition(conds *[]metav1.Condition, c metav1.Condition) {
 	meta.SetStatusCondition(conds, c)
-}
-
-func hasService(services []v1beta1.ApplicationComponentStatus, name string) bool {
-	for _, s := range services {
-		if s.Name == name {
-			return true
-		}
-	}
-	return false
 }
