@@ -21,7 +21,7 @@ func TestUnhealthyBackoff_DoublesUpToTheAppsOwnPeriod(t *testing.T) {
 		{5 * time.Second, 5 * time.Minute, 4, 40 * time.Second},
 		{5 * time.Second, 5 * time.Minute, 7, 5 * time.Minute},
 		{5 * time.Second, 5 * time.Minute, 1000, 5 * time.Minute},
-		{5 * time.Second, time.Hour, 10, time.Hour},
+		{5 * time.Second, time.Hour, 11, time.Hour},
 		{5 * time.Second, time.Hour, 9, 5 * time.Second << 8},
 		{5 * time.Second, 3 * time.Second, 1, 3 * time.Second}, // the app's period is shorter than the base
 		{0, 5 * time.Minute, 3, 5 * time.Minute},               // back-off turned off
