@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -17,9 +18,9 @@ import (
 // kinds use for quantities.
 var gizmoGVK = schema.GroupVersionKind{Group: "quota.steward.dev", Version: "v1", Kind: "Gizmo"}
 
-// installCRD installs (or updates) a CustomResourceDefinition serving gvk
-// with the given scope and spec schema, and waits until it is served.
-func installCRD(t *testing.T, gvk schema.GroupVersionKind, scope apiextensionsv1.ResourceScope, spec apiextensionsv1.JSONSchemaProps) {
+// installCRD installs (or updates) on the cluster behind cfg a
+// CustomResourceDefinition serving gvk with the given scope and spec schema, and waits until it is served.
+func installCRD(t *testing.T, cfg *rest.Config, gvk schema.GroupVersionKind, scope apiextensionsv1.ResourceScope, spec apiextensionsv1.JSONSchemaProps) {
 	t.Helper()
 	plural := lowerPlural(gvk.Kind)
 	crd := &apiextensionsv1.CustomResourceDefinition{
@@ -37,7 +38,7 @@ func installCRD(t *testing.T, gvk schema.GroupVersionKind, scope apiextensionsv1
 			}},
 		},
 	}
-	if _, err := envtest.InstallCRDs(testCfg, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}}); err != nil {
+	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}}); err != nil {
 		t.Fatalf("installing CRD %s: %v", crd.Name, err)
 	}
 }

@@ -52,7 +52,7 @@ spec:
 `
 
 func TestNormalize_CustomResourceIsNeitherRewrittenNorRejected(t *testing.T) {
-	installCRD(t, gizmoGVK, apiextensionsv1.NamespaceScoped, gizmoSchema)
+	installCRD(t, testCfg, gizmoGVK, apiextensionsv1.NamespaceScoped, gizmoSchema)
 	ns := newNamespace(t)
 	createFromYAML(t, ns, gizmoDefinition, &v1beta1.ComponentDefinition{})
 	log := &requestLog{}
