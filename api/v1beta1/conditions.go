@@ -69,6 +69,10 @@ const (
 	ReasonDeleting = "Deleting"
 	// ReasonTemplateCompileFailed: a definition's template does not compile.
 	ReasonTemplateCompileFailed = "TemplateCompileFailed"
+	// ReasonInvalidName: the Application's name cannot be a label value
+	// (over 63 characters), so nothing it renders could carry its
+	// ownership labels; nothing is created until it is renamed.
+	ReasonInvalidName = "InvalidName"
 )
 
 // Labels and annotations Steward reads or writes. The names are KubeVela's so

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -42,6 +43,7 @@ type ApplicationReconciler struct {
 	Metrics *metrics.Metrics
 
 	warned      warnedIntervals
+	unhealthy   unhealthyStreaks
 	clusterList clusterListCache
 	// hooks interrupt a pass in tests; nil in production.
 	hooks hooks
@@ -60,12 +62,19 @@ type ApplicationReconciler struct {
 func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	app := &v1beta1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.unhealthy.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !app.DeletionTimestamp.IsZero() {
+		r.unhealthy.forget(req.NamespacedName)
+		if nameError(app) != nil {
+			return ctrl.Result{}, r.releaseUnnamed(ctx, app)
+		}
 		return r.finalize(ctx, app)
 	}
-	if !controllerutil.ContainsFinalizer(app, v1beta1.FinalizerResourceTracker) {
+	if nameError(app) == nil && !controllerutil.ContainsFinalizer(app, v1beta1.FinalizerResourceTracker) {
 		patch := client.MergeFrom(app.DeepCopy())
 		controllerutil.AddFinalizer(app, v1beta1.FinalizerResourceTracker)
 		if err := r.Client.Patch(ctx, app, patch); err != nil {
@@ -103,17 +112,25 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	return r.requeue(s), s.retryErr
 }
 
-// requeue schedules the next pass after the re-sync period. When something
-// transient failed, Reconcile also returns s.retryErr and the work queue's
+// requeue schedules the next pass after the re-sync period. An unhealthy
+// app is looked at sooner, to report recovery, backing off from
+// --unhealthy-requeue-base up to its own period. When something transient
+// failed, Reconcile also returns s.retryErr and the work queue's
 // exponential back-off retries sooner.
 func (r *ApplicationReconciler) requeue(s *scope) ctrl.Result {
 	interval, warning := reconcileInterval(s.app, r.Options)
 	s.intervalWarning = warning
-	if !s.healthy() {
-		// An unhealthy app is looked at sooner, to report recovery.
-		interval = min(interval, unhealthyRequeue)
+	key := types.NamespacedName{Namespace: s.app.Namespace, Name: s.app.Name}
+	if s.healthy() {
+		r.unhealthy.forget(key)
+	} else {
+		interval = unhealthyBackoff(r.Options.UnhealthyRequeueBase, interval, r.unhealthy.next(key))
 	}
-	return ctrl.Result{RequeueAfter: jitter(interval, r.Options.ReSyncJitter)}
+	after := jitter(interval, r.Options.ReSyncJitter)
+	if r.Options.onRequeue != nil {
+		r.Options.onRequeue(key, after)
+	}
+	return ctrl.Result{RequeueAfter: after}
 }
 
 // patchStatus writes the status computed from the scope's facts, only when
@@ -134,9 +151,6 @@ func (r *ApplicationReconciler) patchStatus(ctx context.Context, s *scope) error
 	}
 	return r.Client.Status().Patch(ctx, s.app, client.MergeFrom(before))
 }
-
-// unhealthyRequeue bounds the re-sync period of an unhealthy Application.
-const unhealthyRequeue = 15 * time.Second
 
 // healthy reports whether every evaluated component is healthy.
 func (s *scope) healthy() bool {

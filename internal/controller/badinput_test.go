@@ -7,9 +7,12 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/tracker"
 )
 
 // waitNotReady waits for Ready=False with reason and returns the message.
@@ -131,4 +134,38 @@ spec:
         parameter: image: string
 `, def)
 	waitReady(t, ns, "late")
+}
+
+func TestBadInput_NameOverSixtyThreeCharactersIsRefusedClearly(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	name := "a-name-that-is-far-too-long-to-be-a-label-value-" + strings.Repeat("x", 22) // 70 characters
+	app := createApp(t, ns, "metadata: {name: "+name+"}\nspec: {components: [{name: web, type: test-worker, properties: {image: nginx}}]}\n")
+
+	msg := waitNotReady(t, ns, name, v1beta1.ReasonInvalidName)
+	if !strings.Contains(msg, "70 characters") || !strings.Contains(msg, "shorter name") {
+		t.Errorf("message %q does not say what is wrong and what to do", msg)
+	}
+	waitEvent(t, ns, name, v1beta1.ReasonInvalidName)
+	for _, k := range []tracker.Kind{tracker.Root(), tracker.Versioned(1)} {
+		rt := &v1beta1.ResourceTracker{}
+		if err := testClient.Get(context.Background(), client.ObjectKey{Name: tracker.Name(name, ns, k)}, rt); !apierrors.IsNotFound(err) {
+			t.Errorf("tracker %s of a refused Application: %v", tracker.Name(name, ns, k), err)
+		}
+	}
+	if live := getApp(t, ns, name); len(live.Finalizers) != 0 {
+		t.Errorf("finalizers %v on an Application nothing was created for", live.Finalizers)
+	}
+
+	// Deleting it is not held up by anything.
+	if err := testClient.Delete(context.Background(), app); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the refused Application to go", func() error {
+		live := &v1beta1.Application{}
+		if err := testClient.Get(context.Background(), client.ObjectKeyFromObject(app), live); err == nil {
+			return fmt.Errorf("still there, finalizers %v", live.Finalizers)
+		}
+		return nil
+	})
 }

@@ -158,7 +158,10 @@ func (r *ApplicationReconciler) knownDown(name string) error {
 	if !ok || res.Err == nil || time.Since(res.At) > knownDownFor {
 		return nil
 	}
-	return fmt.Errorf("failed its health probe %s ago: %w", time.Since(res.At).Round(time.Second), res.Err)
+	// No elapsed time in the message: it ends up in a condition, and a
+	// message that changes every pass writes status and emits an event
+	// every pass.
+	return fmt.Errorf("failed its last health probe: %w", res.Err)
 }
 
 // knownDownFor is how long a failed probe keeps a cluster skipped.

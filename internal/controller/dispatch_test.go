@@ -116,8 +116,9 @@ func TestDispatch_CreatesObjectsWithRenderedSpecAndOwnershipLabels(t *testing.T)
 }
 
 func TestRecord_EntryIsWrittenBeforeApply(t *testing.T) {
-	// The Widget kind has no CRD: the apply fails after recording, and the
-	// tracker already lists the object.
+	// The API server refuses the ConfigMap's name: the apply fails after
+	// recording, and the tracker already lists the object. (A kind that is
+	// not served is not recorded at all: see TestKindScope_*.)
 	ns := newNamespace(t)
 	startManager(t, testCfg, testOptions())
 	createApp(t, ns, `
@@ -126,20 +127,20 @@ kind: Application
 metadata: {name: gadget}
 spec:
   components:
-    - {name: gadget, type: test-widget, properties: {size: 2}}
+    - {name: gadget, type: test-config, properties: {name: not_a_valid_name}}
 `)
 
 	var app *v1beta1.Application
-	eventually(t, 30*time.Second, "Dispatched=False with KindNotFound", func() error {
+	eventually(t, 30*time.Second, "Dispatched=False with ApplyFailed", func() error {
 		app = getApp(t, ns, "gadget")
 		c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionDispatched)
-		if c == nil || c.Reason != v1beta1.ReasonKindNotFound {
+		if c == nil || c.Reason != v1beta1.ReasonApplyFailed {
 			return fmt.Errorf("dispatched = %+v", c)
 		}
 		return nil
 	})
 	ready := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionReady)
-	if ready.Status != "False" || ready.Reason != v1beta1.ReasonKindNotFound {
+	if ready.Status != "False" || ready.Reason != v1beta1.ReasonApplyFailed {
 		t.Errorf("ready = %+v", ready)
 	}
 	rt := &v1beta1.ResourceTracker{}
@@ -147,7 +148,7 @@ spec:
 		t.Fatalf("tracker: %v", err)
 	}
 	entries, _ := tracker.Entries(rt)
-	if len(entries) != 1 || entries[0].Kind != "Widget" || entries[0].Name != "gadget" || entries[0].Data == nil {
-		t.Fatalf("tracker entries = %+v, want the Widget recorded with its manifest", entries)
+	if len(entries) != 1 || entries[0].Kind != "ConfigMap" || entries[0].Name != "not_a_valid_name" || entries[0].Data == nil {
+		t.Fatalf("tracker entries = %+v, want the ConfigMap recorded with its manifest", entries)
 	}
 }

@@ -1,12 +1,15 @@
 package controller
 
 import (
+	"context"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -17,7 +20,7 @@ import (
 // garbage-collect rule keeps for the Application's lifetime (onAppDelete,
 // never) go to the root tracker; never and read-only objects are marked
 // skipGC so that Steward never deletes them.
-func entriesOf(app *v1beta1.Application, placed []placedResult, rules *policy.Rules, namespaced func(*unstructured.Unstructured) bool) (versioned, root []v1beta1.ManagedResource, err error) {
+func entriesOf(app *v1beta1.Application, placed []placedResult, rules *policy.Rules, namespaced scopeFunc) (versioned, root []v1beta1.ManagedResource, err error) {
 	types := componentTypes(app)
 	seen := map[tracker.Key]string{}
 	for _, pr := range placed {
@@ -37,7 +40,7 @@ type placedResult struct {
 	result    *render.Result
 }
 
-func placedEntries(app *v1beta1.Application, pr placedResult, rules *policy.Rules, namespaced func(*unstructured.Unstructured) bool,
+func placedEntries(app *v1beta1.Application, pr placedResult, rules *policy.Rules, namespaced scopeFunc,
 	types map[string]string, seen map[tracker.Key]string) (versioned, root []v1beta1.ManagedResource, err error) {
 	for _, comp := range orderByDependencies(pr.result.Components) {
 		objs := make([]*unstructured.Unstructured, 0, len(comp.Auxiliaries)+1)
@@ -52,8 +55,12 @@ func placedEntries(app *v1beta1.Application, pr placedResult, rules *policy.Rule
 		}
 		for i, obj := range objs {
 			obj = obj.DeepCopy()
+			isNamespaced, err := namespaced(pr.cluster, obj)
+			if err != nil {
+				return nil, nil, &scopeError{fmt.Errorf("%s: %w", describeSource(comp.Name, traits[i]), err)}
+			}
 			switch {
-			case !namespaced(obj):
+			case !isNamespaced:
 				obj.SetNamespace("")
 			case obj.GetNamespace() == "":
 				obj.SetNamespace(pr.namespace)
@@ -106,16 +113,62 @@ func resourceOf(e v1beta1.ManagedResource, types map[string]string) policy.Resou
 	return policy.Resource{Component: e.Component, ComponentType: types[e.Component], Trait: e.Trait, Kind: e.Kind, Name: e.Name}
 }
 
-// namespaced reports whether obj's kind is namespaced, from the RESTMapper
-// (discovery, cached). A kind the cluster does not serve yet counts as
-// namespaced; applying it fails with a clear condition anyway.
-func (r *ApplicationReconciler) namespaced(obj *unstructured.Unstructured) bool {
-	gvk := obj.GroupVersionKind()
-	m, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		return true
+// scopeFunc says whether an object's kind is namespaced in the cluster
+// it goes to.
+type scopeFunc func(cluster string, obj *unstructured.Unstructured) (bool, error)
+
+// namespacedIn returns the scopeFunc of a pass. The scope of a kind
+// decides the object's key in the trackers, so it is never guessed: a kind
+// of a Kubernetes API group (no dot in the group, or a *.k8s.io group) has
+// the same scope in every cluster and comes from the hub's discovery;
+// any other kind comes from the discovery of the cluster the object goes
+// to (its client's RESTMapper, cached). A kind that cluster does not serve
+// is an error with reason KindNotFound, and nothing is recorded until it
+// is served.
+func (r *ApplicationReconciler) namespacedIn(ctx context.Context) scopeFunc {
+	return func(clusterName string, obj *unstructured.Unstructured) (bool, error) {
+		gvk := obj.GroupVersionKind()
+		mapper := r.Mapper
+		if !builtinGroup(gvk.Group) {
+			c, err := r.Clusters.GetClient(ctx, clusterName)
+			if err != nil {
+				return false, &reasonError{reason: v1beta1.ReasonClusterUnreachable, err: err}
+			}
+			mapper = c.RESTMapper()
+		}
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if meta.IsNoMatchError(err) {
+			where := "the cluster"
+			if !cluster.IsLocal(clusterName) {
+				where = fmt.Sprintf("cluster %q", clusterName)
+			}
+			return false, &reasonError{reason: v1beta1.ReasonKindNotFound,
+				err: fmt.Errorf("kind %s %q is not served by %s: install the CustomResourceDefinition that serves the kind (%w)", gvk.Kind, gvk.GroupVersion(), where, err)}
+		}
+		if err != nil {
+			err = fmt.Errorf("finding the scope of kind %s %q: %w", gvk.Kind, gvk.GroupVersion(), err)
+			if isUnreachable(err) {
+				err = &reasonError{reason: v1beta1.ReasonClusterUnreachable, err: err}
+			}
+			return false, err
+		}
+		return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
 	}
-	return m.Scope.Name() == meta.RESTScopeNameNamespace
+}
+
+// scopeError is a failure to learn a kind's scope: a kind not served yet,
+// or a cluster not reachable. Either may pass by itself, so the pass is
+// retried with back-off.
+type scopeError struct{ err error }
+
+func (e *scopeError) Error() string { return e.err.Error() }
+func (e *scopeError) Unwrap() error { return e.err }
+
+// builtinGroup reports API groups only Kubernetes itself serves: a
+// CustomResourceDefinition's group needs a dot, and *.k8s.io groups are
+// reserved.
+func builtinGroup(group string) bool {
+	return !strings.Contains(group, ".") || strings.HasSuffix(group, ".k8s.io")
 }
 
 // orderByDependencies returns components so that each comes after the

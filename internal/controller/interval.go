@@ -3,7 +3,10 @@ package controller
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 )
@@ -34,4 +37,51 @@ func jitter(d time.Duration, fraction float64) time.Duration {
 	}
 	spread := (rand.Float64()*2 - 1) * fraction
 	return time.Duration(float64(d) * (1 + spread))
+}
+
+// unhealthyBackoff is how long an unhealthy Application waits before its
+// next pass: base after the first unhealthy pass, doubled after each
+// further one, and never more than the Application's own re-sync period,
+// so that a fleet-wide outage does not multiply the load on the API
+// server and an app that asked for a long interval keeps it. A base of 0
+// turns the back-off off: unhealthy apps keep their re-sync period.
+func unhealthyBackoff(base, interval time.Duration, streak int) time.Duration {
+	if base <= 0 || base >= interval {
+		return interval
+	}
+	d := base
+	for range max(streak-1, 0) {
+		d *= 2
+		if d >= interval {
+			return interval
+		}
+	}
+	return d
+}
+
+// unhealthyStreaks counts, per Application, the passes in a row that found
+// it unhealthy. An entry lives while its Application is unhealthy and is
+// dropped when it is healthy again or deleted, so the map holds at most
+// one entry per unhealthy Application.
+type unhealthyStreaks struct {
+	mu sync.Mutex
+	n  map[types.NamespacedName]int
+}
+
+// next records one more unhealthy pass and returns the streak.
+func (u *unhealthyStreaks) next(key types.NamespacedName) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.n == nil {
+		u.n = map[types.NamespacedName]int{}
+	}
+	u.n[key]++
+	return u.n[key]
+}
+
+// forget ends the streak of an Application.
+func (u *unhealthyStreaks) forget(key types.NamespacedName) {
+	u.mu.Lock()
+	delete(u.n, key)
+	u.mu.Unlock()
 }

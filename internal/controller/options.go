@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 )
@@ -36,8 +37,15 @@ type Options struct {
 	KstatusHealth        bool
 	ClusterConcurrency   int
 	ClusterSecretNS      string
+	// UnhealthyRequeueBase is the first wait before an unhealthy
+	// Application is looked at again; it doubles with each unhealthy pass
+	// up to the Application's re-sync period. 0 turns the back-off off.
+	UnhealthyRequeueBase time.Duration
 	// testHooks interrupt passes in tests; never set in production.
 	testHooks hooks
+	// onRequeue sees the requeue of every pass that ran to its end, in
+	// tests; nil in production.
+	onRequeue func(app types.NamespacedName, after time.Duration)
 	// clusterListTTL overrides clusterListTTL in tests.
 	clusterListTTL time.Duration
 	// SkipNameValidation lets tests start several managers in one process.
@@ -64,6 +72,7 @@ func NewOptions() Options {
 		DeletionTimeout:      10 * time.Minute,
 		ClusterConcurrency:   8,
 		ClusterSecretNS:      "vela-system",
+		UnhealthyRequeueBase: 5 * time.Second,
 	}
 }
 
@@ -87,6 +96,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.KstatusHealth, "kstatus-health", o.KstatusHealth, "Judge components and traits whose definition has no health policy by kstatus readiness of their built-in objects (Deployments available, Jobs complete, ...) instead of calling them healthy as KubeVela does.")
 	fs.IntVar(&o.ClusterConcurrency, "cluster-concurrency", o.ClusterConcurrency, "Clusters one Application is dispatched to, kept and garbage-collected in at the same time.")
 	fs.StringVar(&o.ClusterSecretNS, "cluster-secret-namespace", o.ClusterSecretNS, "Namespace of the Secrets that register target clusters (KubeVela's format).")
+	fs.DurationVar(&o.UnhealthyRequeueBase, "unhealthy-requeue-base", o.UnhealthyRequeueBase, "First wait before an unhealthy Application is looked at again, to report recovery; it doubles with each unhealthy pass up to the Application's re-sync period (or its app.oam.dev/reconcile-interval). 0 keeps unhealthy Applications on their re-sync period.")
 	fs.StringVar(&o.TrackerCompression, "resource-tracker-compression", o.TrackerCompression, "How ResourceTrackers store managed resources: \"\" (none), gzip or zstd.")
 }
 
@@ -97,6 +107,9 @@ func (o Options) Validate() error {
 	}
 	if o.ReSyncJitter < 0 || o.ReSyncJitter >= 1 {
 		return fmt.Errorf("--application-re-sync-jitter %v must be in [0, 1)", o.ReSyncJitter)
+	}
+	if o.UnhealthyRequeueBase < 0 {
+		return fmt.Errorf("--unhealthy-requeue-base %s must not be negative", o.UnhealthyRequeueBase)
 	}
 	if o.ConcurrentReconciles < 1 {
 		return fmt.Errorf("--concurrent-reconciles must be at least 1")

@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -96,11 +98,11 @@ func (r *ApplicationReconciler) healthOf(s *scope, defs render.Definitions, comp
 	var h componentHealth
 	def := defs.Components[comp.Type]
 	if r.Options.KstatusHealth && (def == nil || def.Spec.Status == nil || def.Spec.Status.HealthPolicy == "") {
-		objs := values(outputs)
+		var objs []*unstructured.Unstructured
 		if hasWorkload {
 			objs = append(objs, workload)
 		}
-		h.Health = kstatusAll(objs)
+		h.Health = kstatusAll(append(objs, values(outputs)...))
 	} else {
 		h.Health, _ = r.Renderer.ComponentHealth(def, comp, actx, s.app, workload, outputs)
 	}
@@ -145,7 +147,10 @@ func componentManifests(entries []v1beta1.ManagedResource, component string) []*
 	return out
 }
 
-// kstatusAll is healthy when every object is ready by kstatus rules.
+// kstatusAll is healthy when every object is ready by kstatus rules. The
+// message names the first object that is not, in the order given: callers
+// pass a stable order so that the same facts give the same message, and a
+// steady state writes no status and emits no event.
 func kstatusAll(objs []*unstructured.Unstructured) render.Health {
 	for _, o := range objs {
 		if o == nil {
@@ -159,10 +164,11 @@ func kstatusAll(objs []*unstructured.Unstructured) render.Health {
 	return render.Health{Healthy: true}
 }
 
+// values returns the objects of m in key order, never in map order.
 func values(m map[string]*unstructured.Unstructured) []*unstructured.Unstructured {
 	out := make([]*unstructured.Unstructured, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, m[k])
 	}
 	return out
 }

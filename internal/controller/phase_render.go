@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	ctrl "sigs.k8s.io/controller-runtime"
+
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/definition"
@@ -70,6 +72,11 @@ func (r *ApplicationReconciler) loadTrackers(ctx context.Context, s *scope) erro
 func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) error {
 	gen := s.app.Generation
 	kind := tracker.VersionOf(s.app)
+	if err := nameError(s.app); err != nil {
+		ctrl.LoggerFrom(ctx).V(1).Info("Refused Application", "reason", v1beta1.ReasonInvalidName, "nameLength", len(s.app.Name))
+		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidName, err: err}
+		return nil
+	}
 	if s.rulesErr != nil {
 		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: s.rulesErr}
 		return nil
@@ -207,9 +214,12 @@ func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, 
 			results = append(results, placedResult{cluster: p.Cluster, namespace: app.Namespace, result: res})
 		}
 	}
-	versioned, root, err = entriesOf(s.app, results, s.rules, r.namespaced)
+	versioned, root, err = entriesOf(s.app, results, s.rules, r.namespacedIn(ctx))
 	if err != nil {
 		s.renderErr = err
+		if errors.As(err, new(*scopeError)) {
+			s.setRetry(err)
+		}
 	}
 	return versioned, root, placementsOf(steps), err
 }

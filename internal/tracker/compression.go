@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -43,26 +45,37 @@ func Decode(spec *v1beta1.ResourceTrackerSpec) ([]v1beta1.ManagedResource, error
 	if spec.Compression.Type == v1beta1.CompressionNone || spec.Compression.Data == "" {
 		return spec.ManagedResources, nil
 	}
-	packed, err := base64.StdEncoding.DecodeString(spec.Compression.Data)
-	if err != nil {
-		return nil, fmt.Errorf("decoding %s data: %w", spec.Compression.Type, err)
-	}
-	raw, err := decompress(spec.Compression.Type, packed)
+	d, err := decodeCompressed(spec)
 	if err != nil {
 		return nil, err
 	}
-	var entries []v1beta1.ManagedResource
-	if err := json.Unmarshal(raw, &entries); err != nil {
-		return nil, fmt.Errorf("decoding managed resources: %w", err)
-	}
-	return append(entries, spec.ManagedResources...), nil
+	return d.entriesOf(spec.ManagedResources), nil
 }
+
+// The codecs are built once and shared: a zstd encoder or decoder holds
+// megabytes of tables and buffers, and EncodeAll and DecodeAll are safe
+// for concurrent use. Building one per call cost more than the work.
+var (
+	zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
+		return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(min(runtime.GOMAXPROCS(0), 4)))
+	})
+	zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+		return zstd.NewReader(nil, zstd.WithDecoderConcurrency(min(runtime.GOMAXPROCS(0), 4)))
+	})
+	gzipWriters sync.Pool
+)
 
 func compress(t v1beta1.CompressionType, raw []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	switch t {
 	case v1beta1.CompressionGzip:
-		w := gzip.NewWriter(&buf)
+		w, _ := gzipWriters.Get().(*gzip.Writer)
+		if w == nil {
+			w = gzip.NewWriter(&buf)
+		} else {
+			w.Reset(&buf)
+		}
+		defer gzipWriters.Put(w)
 		if _, err := w.Write(raw); err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
@@ -71,12 +84,11 @@ func compress(t v1beta1.CompressionType, raw []byte) ([]byte, error) {
 		}
 		return buf.Bytes(), nil
 	case v1beta1.CompressionZstd:
-		enc, err := zstd.NewWriter(nil)
+		enc, err := zstdEncoder()
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %w", err)
 		}
-		defer enc.Close()
-		return enc.EncodeAll(raw, nil), nil
+		return enc.EncodeAll(raw, make([]byte, 0, len(raw)/4)), nil
 	default:
 		return nil, fmt.Errorf("unknown compression %q", t)
 	}
@@ -96,11 +108,10 @@ func decompress(t v1beta1.CompressionType, packed []byte) ([]byte, error) {
 		}
 		return out, nil
 	case v1beta1.CompressionZstd:
-		dec, err := zstd.NewReader(nil)
+		dec, err := zstdDecoder()
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %w", err)
 		}
-		defer dec.Close()
 		out, err := dec.DecodeAll(packed, nil)
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %w", err)
@@ -114,13 +125,13 @@ func decompress(t v1beta1.CompressionType, packed []byte) ([]byte, error) {
 // Sizes returns the size of a tracker's managed resources as JSON (raw)
 // and as stored in the object (compressed data, or the plain list).
 func Sizes(rt *v1beta1.ResourceTracker) (raw, stored int) {
-	entries, err := Decode(&rt.Spec)
+	if rt.Spec.Compression.Type == v1beta1.CompressionNone || rt.Spec.Compression.Data == "" {
+		plain, _ := json.Marshal(rt.Spec.ManagedResources)
+		return len(plain), len(plain)
+	}
+	d, err := decodedEntries.get(rt)
 	if err != nil {
 		return 0, 0
 	}
-	plain, _ := json.Marshal(entries)
-	if rt.Spec.Compression.Type == v1beta1.CompressionNone || rt.Spec.Compression.Data == "" {
-		return len(plain), len(plain)
-	}
-	return len(plain), len(rt.Spec.Compression.Data)
+	return d.rawSize, len(rt.Spec.Compression.Data)
 }

@@ -12,4 +12,10 @@
 // (see Name). Entries are keyed by cluster, group, kind, namespace and name.
 // Writes are merge patches carrying the resourceVersion read, so a write
 // never overwrites a concurrent one: the caller gets a conflict and retries.
+//
+// Compressed entries are decoded through a small cache keyed by tracker UID
+// and resourceVersion (bounded by count and decoded size, least recently
+// used out), because every phase of a reconcile pass reads the same
+// trackers; the zstd and gzip codecs are built once and shared. Entries
+// returns a fresh slice, so callers may change it freely.
 package tracker

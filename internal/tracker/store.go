@@ -69,13 +69,19 @@ func (s *Store) list(ctx context.Context, r client.Reader, app AppRef) ([]v1beta
 	return items, nil
 }
 
-// Entries decodes the entries of a tracker.
+// Entries decodes the entries of a tracker. A compressed tracker read
+// from the API server is decoded once per resourceVersion while it stays
+// in a small cache: the phases of a pass all read the same trackers.
+// The slice returned is the caller's to change.
 func Entries(rt *v1beta1.ResourceTracker) ([]v1beta1.ManagedResource, error) {
-	entries, err := Decode(&rt.Spec)
+	if rt.Spec.Compression.Type == v1beta1.CompressionNone || rt.Spec.Compression.Data == "" {
+		return rt.Spec.ManagedResources, nil
+	}
+	d, err := decodedEntries.get(rt)
 	if err != nil {
 		return nil, fmt.Errorf("resource tracker %s: %w", rt.Name, err)
 	}
-	return entries, nil
+	return d.entriesOf(rt.Spec.ManagedResources), nil
 }
 
 // Save writes entries (and generation, when not zero) into rt with a merge

@@ -57,6 +57,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 - --leader-election-namespace={{ .Release.Namespace }}
 {{- end }}
 - --application-re-sync-period={{ .Values.controllerArgs.reSyncPeriod }}
+- --unhealthy-requeue-base={{ .Values.controllerArgs.unhealthyRequeueBase }}
 - --concurrent-reconciles={{ .Values.controllerArgs.concurrentReconciles }}
 - --application-revision-limit={{ .Values.controllerArgs.revisionLimit }}
 - --resource-tracker-compression={{ .Values.controllerArgs.trackerCompression }}
