@@ -60,15 +60,27 @@ type ApplicationReconciler struct {
 func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	app := &v1beta1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.releaseOrphanTrackers(ctx, req.NamespacedName)
+		}
+		return ctrl.Result{}, err
 	}
 	if !app.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, app)
 	}
 	if !controllerutil.ContainsFinalizer(app, v1beta1.FinalizerResourceTracker) {
-		patch := client.MergeFrom(app.DeepCopy())
+		if err := r.hooks.call(hookBeforeFinalizer); err != nil {
+			return ctrl.Result{}, err
+		}
+		// The list is written whole: the patch carries the resourceVersion
+		// read, so that a finalizer someone added meanwhile (the orphan
+		// one) is never overwritten. A conflict reads again.
+		patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		controllerutil.AddFinalizer(app, v1beta1.FinalizerResourceTracker)
 		if err := r.Client.Patch(ctx, app, patch); err != nil {
+			if apierrors.IsConflict(err) {
+				return ctrl.Result{RequeueAfter: conflictRetry}, nil
+			}
 			return ctrl.Result{}, fmt.Errorf("adding finalizer to %s/%s: %w", app.Namespace, app.Name, err)
 		}
 	}
@@ -134,6 +146,10 @@ func (r *ApplicationReconciler) patchStatus(ctx context.Context, s *scope) error
 	}
 	return r.Client.Status().Patch(ctx, s.app, client.MergeFrom(before))
 }
+
+// conflictRetry is how soon an Application whose finalizers changed under
+// a write is read again.
+const conflictRetry = 200 * time.Millisecond
 
 // unhealthyRequeue bounds the re-sync period of an unhealthy Application.
 const unhealthyRequeue = 15 * time.Second
