@@ -3,13 +3,16 @@
 //
 // Usage:
 //
-//	s := tracker.NewStore(c)
-//	rt, err := s.Ensure(ctx, app, tracker.Versioned(app.Generation))
-//	err = s.Record(ctx, rt, entries)
+//	s := &tracker.Store{Client: c, Compression: v1beta1.CompressionZstd}
+//	rt, err := s.Record(ctx, tracker.RefOf(app), tracker.VersionOf(app), app.Generation, entries, tracker.DeleteMissing, nil)
+//	err = s.Save(ctx, rt, entries, 0)
 //
 // Implementation notes: tracker names are derived from the Application's
 // name and namespace in a way that never collides between different pairs
 // (see Name). Entries are keyed by cluster, group, kind, namespace and name.
 // Writes are merge patches carrying the resourceVersion read, so a write
 // never overwrites a concurrent one: the caller gets a conflict and retries.
+// Every tracker carries Steward's protection finalizer, which only Delete
+// and Release remove: a tracker someone else deletes stays (Doomed) until
+// the controller has replaced it (Recreate), so its entries are never lost.
 package tracker
