@@ -34,6 +34,9 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 	if !controllerutil.ContainsFinalizer(app, v1beta1.FinalizerResourceTracker) {
 		return ctrl.Result{}, nil
 	}
+	if gone, err := r.replacedOrGone(ctx, app); gone || err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.markDeleting(ctx, app); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -124,6 +127,31 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	return ctrl.Result{}, nil
+}
+
+// replacedOrGone reports whether the Application read from the cache is
+// no longer on the API server: its finalizer was removed by hand, and
+// perhaps an Application of the same name created since. A stale copy
+// must not delete what the trackers of that name list: the new
+// Application may want it.
+func (r *ApplicationReconciler) replacedOrGone(ctx context.Context, app *v1beta1.Application) (bool, error) {
+	reader := r.Trackers.Reader
+	if reader == nil {
+		return false, nil
+	}
+	live := &v1beta1.Application{}
+	err := reader.Get(ctx, client.ObjectKeyFromObject(app), live)
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading application %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	if live.UID != app.UID || live.DeletionTimestamp.IsZero() {
+		ctrl.LoggerFrom(ctx).V(1).Info("Skipped finalizing a stale copy of the application", "uid", app.UID, "liveUID", live.UID)
+		return true, nil
+	}
+	return false, nil
 }
 
 // markDeleting shows the deletion in status once.
