@@ -246,25 +246,35 @@ func newestEntries(app *v1beta1.Application, trackers []v1beta1.ResourceTracker)
 }
 
 // newestFirst orders trackers by how recent their view of the
-// Application is: the tracker of the version the Application asks for,
-// root, then versioned trackers of this Application by generation (newest
-// first), then those of an earlier Application of the same name.
+// Application is: its live version (the versioned tracker of this
+// Application kept at the highest generation: each pass moves the live one
+// to the Application's generation, a rollback included), root, the other
+// versioned trackers of this Application by generation (newest first),
+// then those of an earlier Application of the same name. The live version
+// is not found by name: deleting an Application bumps its generation.
 func newestFirst(app *v1beta1.Application, trackers []v1beta1.ResourceTracker) []*v1beta1.ResourceTracker {
-	want := tracker.Name(app.Name, app.Namespace, tracker.VersionOf(app))
+	out := pointers(trackers)
+	mine := func(rt *v1beta1.ResourceTracker) bool {
+		return rt.Spec.Type == v1beta1.ResourceTrackerTypeVersioned && rt.Labels[v1beta1.LabelAppUID] == string(app.UID)
+	}
+	var live *v1beta1.ResourceTracker
+	for _, rt := range out {
+		if mine(rt) && (live == nil || rt.Spec.ApplicationGeneration > live.Spec.ApplicationGeneration) {
+			live = rt
+		}
+	}
 	rank := func(rt *v1beta1.ResourceTracker) int {
-		mine := rt.Labels[v1beta1.LabelAppUID] == string(app.UID)
 		switch {
-		case rt.Name == want && mine:
+		case rt == live:
 			return 0
 		case rt.Spec.Type == v1beta1.ResourceTrackerTypeRoot:
 			return 1
-		case mine:
+		case mine(rt):
 			return 2
 		default:
 			return 3
 		}
 	}
-	out := pointers(trackers)
 	slices.SortStableFunc(out, func(a, b *v1beta1.ResourceTracker) int {
 		if ra, rb := rank(a), rank(b); ra != rb {
 			return ra - rb
