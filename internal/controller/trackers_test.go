@@ -96,3 +96,37 @@ func TestTrackers_HandDeletedOlderTrackerStillCollectsItsGarbage(t *testing.T) {
 	})
 	waitEvent(t, ns, "web", eventTrackerRecreated)
 }
+
+func TestTrackers_OfAGoneApplicationCanBeDeleted(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	ctx := context.Background()
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v2Spec))
+	waitReady(t, ns, "web")
+	// The app is force-deleted: its trackers stay behind, protected.
+	live := getApp(t, ns, "web")
+	live.Finalizers = nil
+	if err := testClient.Update(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	if err := testClient.Delete(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	left := trackersOf(t, ns, "web")
+	if len(left) == 0 {
+		t.Fatal("expected trackers left behind for this story")
+	}
+	// Deleting them by hand must work: there is no app to re-create them
+	// for.
+	for i := range left {
+		if err := testClient.Delete(ctx, &left[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 15*time.Second, "the trackers gone", func() error {
+		if n := len(trackersOf(t, ns, "web")); n > 0 {
+			return fmt.Errorf("%d trackers left", n)
+		}
+		return nil
+	})
+}
