@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -197,7 +198,12 @@ func (s *Store) Recreate(ctx context.Context, rt *v1beta1.ResourceTracker) (*v1b
 	if err := s.Release(ctx, rt.DeepCopy()); err != nil {
 		return nil, err
 	}
-	if err := s.Client.Create(ctx, fresh); err != nil {
+	// The entries now exist only in memory: a transient failure is
+	// retried at once rather than on the next pass.
+	err := retry.OnError(retry.DefaultBackoff, func(err error) bool { return !apierrors.IsAlreadyExists(err) }, func() error {
+		return s.Client.Create(ctx, fresh)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("re-creating resource tracker %s: %w", rt.Name, err)
 	}
 	return fresh, nil
