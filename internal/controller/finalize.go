@@ -221,7 +221,7 @@ func (r *ApplicationReconciler) givingUp(app *v1beta1.Application, failures []ob
 }
 
 // newestEntries returns the entries of all trackers, each key once, as
-// the newest tracker that lists it records it: the current version first,
+// the newest tracker that lists it records it: the live version first,
 // then root, then the older versions from the newest, and last what an
 // earlier Application of the same name left. A policy added or removed in
 // a later version (garbage-collect never, read-only) thus decides what
