@@ -121,4 +121,9 @@ const (
 	FinalizerResourceTracker = "app.oam.dev/resource-tracker-finalizer"
 	// FinalizerOrphanResource leaves resources in place on deletion.
 	FinalizerOrphanResource = "app.oam.dev/orphan-resource"
+	// FinalizerTrackerProtection is on every ResourceTracker Steward
+	// writes, and only Steward removes it: a tracker deleted by someone
+	// else stays until Steward has re-created it, so that nothing it lists
+	// is orphaned.
+	FinalizerTrackerProtection = "app.oam.dev/tracker-protection"
 )

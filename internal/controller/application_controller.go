@@ -64,8 +64,9 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.unhealthy.forget(req.NamespacedName)
+			return ctrl.Result{}, r.releaseOrphanTrackers(ctx, req.NamespacedName)
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, err
 	}
 	if !app.DeletionTimestamp.IsZero() {
 		r.unhealthy.forget(req.NamespacedName)
@@ -75,9 +76,18 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return r.finalize(ctx, app)
 	}
 	if nameError(app) == nil && !controllerutil.ContainsFinalizer(app, v1beta1.FinalizerResourceTracker) {
-		patch := client.MergeFrom(app.DeepCopy())
+		if err := r.hooks.call(hookBeforeFinalizer); err != nil {
+			return ctrl.Result{}, err
+		}
+		// The list is written whole: the patch carries the resourceVersion
+		// read, so that a finalizer someone added meanwhile (the orphan
+		// one) is never overwritten. A conflict reads again.
+		patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		controllerutil.AddFinalizer(app, v1beta1.FinalizerResourceTracker)
 		if err := r.Client.Patch(ctx, app, patch); err != nil {
+			if apierrors.IsConflict(err) {
+				return ctrl.Result{RequeueAfter: conflictRetry}, nil
+			}
 			return ctrl.Result{}, fmt.Errorf("adding finalizer to %s/%s: %w", app.Namespace, app.Name, err)
 		}
 	}
@@ -151,6 +161,10 @@ func (r *ApplicationReconciler) patchStatus(ctx context.Context, s *scope) error
 	}
 	return r.Client.Status().Patch(ctx, s.app, client.MergeFrom(before))
 }
+
+// conflictRetry is how soon an Application whose finalizers changed under
+// a write is read again.
+const conflictRetry = 200 * time.Millisecond
 
 // healthy reports whether every evaluated component is healthy.
 func (s *scope) healthy() bool {

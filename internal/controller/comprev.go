@@ -98,7 +98,7 @@ func (r *ApplicationReconciler) recordComponentRevisions(ctx context.Context, s 
 	}
 	out = trimRevisions(out, count, max(r.Options.RevisionLimit, 1))
 	if rt == nil {
-		_, err := r.Trackers.Record(ctx, ref, tracker.ComponentRevision(), s.app.Generation, out, tracker.DeleteMissing)
+		_, err := r.Trackers.Record(ctx, ref, tracker.ComponentRevision(), s.app.Generation, out, tracker.DeleteMissing, nil)
 		return err
 	}
 	return r.Trackers.Save(ctx, rt, out, s.app.Generation)

@@ -3,7 +3,9 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -170,5 +172,96 @@ func TestDeletion_OrphanFinalizerLeavesObjectsUnowned(t *testing.T) {
 	}
 	if n := len(trackersOf(t, ns, "web")); n != 0 {
 		t.Errorf("%d trackers left", n)
+	}
+}
+
+// neverKeepConfig is a garbage-collect rule that keeps the ConfigMap
+// forever.
+const neverKeepConfig = `
+policies:
+  - name: keep
+    type: garbage-collect
+    properties:
+      rules:
+        - {selector: {resourceTypes: [ConfigMap]}, strategy: never}
+`
+
+func TestDeletion_FollowsARuleAddedInALaterVersion(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+	waitReady(t, ns, "web")
+	// v2 says the ConfigMap v1 created is never to be deleted; the v1
+	// tracker still lists it as an ordinary object.
+	setSpec(t, ns, "web", v1Spec+neverKeepConfig, nil)
+	eventually(t, 15*time.Second, "the ConfigMap recorded as never collected", func() error {
+		if !anyEntry(t, ns, "web", func(e v1beta1.ManagedResource) bool { return e.Kind == "ConfigMap" && e.SkipGC }) {
+			return errNotYet
+		}
+		return nil
+	})
+	waitReady(t, ns, "web")
+	deleteApp(t, ns, "web")
+	if _, err := getConfigMap(t, ns, "web-config"); err != nil {
+		t.Errorf("the ConfigMap a garbage-collect never rule keeps was deleted with the app: %v", err)
+	}
+	if serviceExists(t, ns, "web") {
+		t.Error("the Service survived the app's deletion")
+	}
+}
+
+func TestDeletion_FollowsARuleRemovedInALaterVersion(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec+neverKeepConfig))
+	waitReady(t, ns, "web")
+	// v2 drops the rule: the ConfigMap is an ordinary object again, and
+	// goes with the app. The root tracker still remembers the old rule.
+	setSpec(t, ns, "web", v1Spec, nil)
+	eventually(t, 15*time.Second, "v2 recorded", func() error {
+		app := getApp(t, ns, "web")
+		if app.Status.LatestRevision == nil || app.Status.LatestRevision.Revision != app.Generation {
+			return errNotYet
+		}
+		return nil
+	})
+	waitReady(t, ns, "web")
+	deleteApp(t, ns, "web")
+	if _, err := getConfigMap(t, ns, "web-config"); !apierrors.IsNotFound(err) {
+		t.Errorf("the ConfigMap no rule keeps any more was left behind (orphaned): %v", err)
+	}
+}
+
+func TestFinalizer_AddedWithoutDroppingOneAddedMeanwhile(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	var armed atomic.Bool
+	armed.Store(true)
+	opts := testOptions()
+	// Between Steward's read of the Application and its finalizer write,
+	// the user adds the orphan finalizer.
+	opts.testHooks = hooks{hookBeforeFinalizer: func() error {
+		if !armed.CompareAndSwap(true, false) {
+			return nil
+		}
+		app := getApp(t, ns, "web")
+		app.Finalizers = append(app.Finalizers, v1beta1.FinalizerOrphanResource)
+		return testClient.Update(ctx, app)
+	}}
+	startManager(t, testCfg, opts)
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+	waitReady(t, ns, "web")
+	if armed.Load() {
+		t.Fatal("the hook never fired: the story did not happen")
+	}
+	app := getApp(t, ns, "web")
+	for _, f := range []string{v1beta1.FinalizerOrphanResource, v1beta1.FinalizerResourceTracker} {
+		if !slices.Contains(app.Finalizers, f) {
+			t.Errorf("finalizer %s lost: %v", f, app.Finalizers)
+		}
+	}
+	deleteApp(t, ns, "web")
+	if !serviceExists(t, ns, "web") {
+		t.Error("the orphan finalizer was lost: the Service was deleted with the app")
 	}
 }

@@ -20,6 +20,7 @@ const (
 	eventInvalidInterval  = "InvalidReconcileInterval"
 	eventRolledBack       = "RolledBack"
 	eventLeftBehind       = "LeftBehind"
+	eventTrackerRecreated = "ResourceTrackerRecreated"
 )
 
 // warnedIntervals remembers the last ignored reconcile-interval annotation
@@ -74,6 +75,10 @@ func (r *ApplicationReconciler) emitEvents(s *scope, before *v1beta1.Application
 	}
 	if s.rolledBack && s.current != nil {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, eventRolledBack, "Rollback", "rolled back to %s: its recorded manifests are applied again", liveRevision(app, s.current).Name)
+	}
+	if len(s.recreated) > 0 {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, eventTrackerRecreated, "Reconcile",
+			"re-created resource trackers deleted by hand, with what they listed: %s", strings.Join(s.recreated, ", "))
 	}
 	if len(s.gc.leftBehind) > 0 {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, eventLeftBehind, "Delete",

@@ -1,11 +1,13 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apply"
+	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
@@ -30,6 +33,9 @@ const deletionPoll = 2 * time.Second
 func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Application) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(app, v1beta1.FinalizerResourceTracker) {
 		return ctrl.Result{}, nil
+	}
+	if gone, err := r.replacedOrGone(ctx, app); gone || err != nil {
+		return ctrl.Result{}, err
 	}
 	if err := r.markDeleting(ctx, app); err != nil {
 		return ctrl.Result{}, err
@@ -51,17 +57,26 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 		}
 		return false
 	})
-	all, err := allEntries(trackers)
+	all, err := newestEntries(app, trackers)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// The policies of the Application as it is now count too: a rule added
+	// to a published version's spec is not rendered until the next
+	// publishVersion, but it already says what must stay.
+	rules, rulesErr := policy.Parse(app)
+	if rulesErr != nil {
+		rules = &policy.Rules{}
+	}
+	types := componentTypes(app)
 	applier := apply.Applier{Owner: apply.Owner{Name: app.Name, Namespace: app.Namespace}}
 	drop := map[tracker.Key]bool{}
 	var doomed []v1beta1.ManagedResource
 	orphan := controllerutil.ContainsFinalizer(app, v1beta1.FinalizerOrphanResource)
 	for _, e := range all {
 		switch {
-		case e.SkipGC:
+		case e.SkipGC || keptByPolicy(rules, resourceOf(e, types)):
+			ctrl.LoggerFrom(ctx).V(1).Info("Left in place on deletion", "object", tracker.KeyOf(e).String(), "component", e.Component)
 			drop[tracker.KeyOf(e)] = true
 		case orphan:
 			if r.releaseEntry(ctx, s, applier, e) {
@@ -100,13 +115,43 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 	}
 	r.warned.forget(app.Namespace + "/" + app.Name)
 	r.Metrics.DeleteApp(app.Namespace, app.Name)
-	patch := client.MergeFrom(app.DeepCopy())
+	// Guarded by the resourceVersion read: a finalizer another controller
+	// added meanwhile is never dropped with ours.
+	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(app, v1beta1.FinalizerResourceTracker)
 	controllerutil.RemoveFinalizer(app, v1beta1.FinalizerOrphanResource)
 	if err := r.Client.Patch(ctx, app, patch); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	return ctrl.Result{}, nil
+}
+
+// replacedOrGone reports whether the Application read from the cache is
+// no longer on the API server: its finalizer was removed by hand, and
+// perhaps an Application of the same name created since. A stale copy
+// must not delete what the trackers of that name list: the new
+// Application may want it.
+func (r *ApplicationReconciler) replacedOrGone(ctx context.Context, app *v1beta1.Application) (bool, error) {
+	reader := r.Trackers.Reader
+	if reader == nil {
+		return false, nil
+	}
+	live := &v1beta1.Application{}
+	err := reader.Get(ctx, client.ObjectKeyFromObject(app), live)
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading application %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	if live.UID != app.UID || live.DeletionTimestamp.IsZero() {
+		ctrl.LoggerFrom(ctx).V(1).Info("Skipped finalizing a stale copy of the application", "uid", app.UID, "liveUID", live.UID)
+		return true, nil
+	}
+	return false, nil
 }
 
 // markDeleting shows the deletion in status once.
@@ -175,12 +220,18 @@ func (r *ApplicationReconciler) givingUp(app *v1beta1.Application, failures []ob
 	return true
 }
 
-// allEntries returns the entries of all trackers, each key once.
-func allEntries(trackers []v1beta1.ResourceTracker) ([]v1beta1.ManagedResource, error) {
+// newestEntries returns the entries of all trackers, each key once, as
+// the newest tracker that lists it records it: the live version first,
+// then root, then the older versions from the newest, and last what an
+// earlier Application of the same name left. A policy added or removed in
+// a later version (garbage-collect never, read-only) thus decides what
+// happens on deletion, never an older version's record of the object.
+func newestEntries(app *v1beta1.Application, trackers []v1beta1.ResourceTracker) ([]v1beta1.ManagedResource, error) {
+	ordered := newestFirst(app, trackers)
 	seen := map[tracker.Key]bool{}
 	var out []v1beta1.ManagedResource
-	for i := range trackers {
-		entries, err := tracker.Entries(&trackers[i])
+	for _, rt := range ordered {
+		entries, err := tracker.Entries(rt)
 		if err != nil {
 			return nil, err
 		}
@@ -192,4 +243,50 @@ func allEntries(trackers []v1beta1.ResourceTracker) ([]v1beta1.ManagedResource, 
 		}
 	}
 	return out, nil
+}
+
+// newestFirst orders trackers by how recent their view of the
+// Application is: its live version (the versioned tracker of this
+// Application kept at the highest generation: each pass moves the live one
+// to the Application's generation, a rollback included), root, the other
+// versioned trackers of this Application by generation (newest first),
+// then those of an earlier Application of the same name. The live version
+// is not found by name: deleting an Application bumps its generation.
+func newestFirst(app *v1beta1.Application, trackers []v1beta1.ResourceTracker) []*v1beta1.ResourceTracker {
+	out := pointers(trackers)
+	mine := func(rt *v1beta1.ResourceTracker) bool {
+		return rt.Spec.Type == v1beta1.ResourceTrackerTypeVersioned && rt.Labels[v1beta1.LabelAppUID] == string(app.UID)
+	}
+	var live *v1beta1.ResourceTracker
+	for _, rt := range out {
+		if mine(rt) && (live == nil || rt.Spec.ApplicationGeneration > live.Spec.ApplicationGeneration) {
+			live = rt
+		}
+	}
+	rank := func(rt *v1beta1.ResourceTracker) int {
+		switch {
+		case rt == live:
+			return 0
+		case rt.Spec.Type == v1beta1.ResourceTrackerTypeRoot:
+			return 1
+		case mine(rt):
+			return 2
+		default:
+			return 3
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *v1beta1.ResourceTracker) int {
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra - rb
+		}
+		return cmp.Compare(b.Spec.ApplicationGeneration, a.Spec.ApplicationGeneration)
+	})
+	return out
+}
+
+// keptByPolicy reports whether the resource policies say Steward must
+// never delete r: a garbage-collect rule with strategy never, or a
+// read-only rule.
+func keptByPolicy(rules *policy.Rules, r policy.Resource) bool {
+	return rules.GCStrategy(r) == policy.Never || rules.ReadOnly(r)
 }

@@ -9,6 +9,11 @@ const (
 	hookAfterRecord hookPoint = iota
 	// hookAfterMark: garbage is marked deleted, nothing deleted yet.
 	hookAfterMark
+	// hookAfterKeep: the version is applied, nothing after it done.
+	hookAfterKeep
+	// hookBeforeFinalizer: the Application was read, its finalizer not
+	// added yet.
+	hookBeforeFinalizer
 )
 
 // hooks lets tests interrupt a pass. A hook returning an error ends the

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
@@ -20,9 +22,14 @@ import (
 // keepState applies every recorded object of the current and root
 // trackers: this is both the dispatch of a freshly recorded version and
 // StateKeep, which repairs drift on every pass without watching the
-// objects. Entries marked deleted are deleted and dropped once the
-// deletion is confirmed; metadata-only entries are skipped.
-func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) error {
+// objects. The entries of both trackers are applied together, per cluster
+// and in dependency order, so that a component kept in root (a Namespace
+// under garbage-collect never) is applied before the components that
+// depend on it. Entries marked deleted are deleted and dropped from the
+// tracker they came from once the deletion is confirmed, unless the other
+// tracker still wants the object: then the mark is only dropped.
+// Metadata-only entries are skipped.
+func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err error) {
 	if s.rulesErr != nil {
 		// Without valid policies Steward cannot tell what it may write or
 		// revert: nothing is touched until they are fixed.
@@ -32,26 +39,33 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) error {
 		defer func(start time.Time) { r.Metrics.ObserveStateKeepPass(time.Since(start)) }(time.Now())
 	}
 	applier := apply.Applier{Owner: apply.Owner{Name: s.app.Name, Namespace: s.app.Namespace}}
+	var kept []*v1beta1.ResourceTracker
+	var lists [][]v1beta1.ManagedResource
+	var all []v1beta1.ManagedResource
 	for _, rt := range []*v1beta1.ResourceTracker{s.current, s.root} {
 		if rt == nil {
 			continue
 		}
 		s.keep.ran = true
-		if err := r.keepTracker(ctx, s, applier, rt); err != nil {
-			return err
+		entries, err := tracker.Entries(rt)
+		if err != nil {
+			s.keep.failures = append(s.keep.failures, objectFailure{Reason: v1beta1.ReasonStateKeepFailed, Err: err})
+			continue
 		}
+		kept, lists = append(kept, rt), append(lists, entries)
+		all = append(all, entries...)
 	}
-	return nil
-}
-
-func (r *ApplicationReconciler) keepTracker(ctx context.Context, s *scope, applier apply.Applier, rt *v1beta1.ResourceTracker) error {
-	entries, err := tracker.Entries(rt)
-	if err != nil {
-		s.keep.failures = append(s.keep.failures, objectFailure{Reason: v1beta1.ReasonStateKeepFailed, Err: err})
-		return nil
+	if len(all) == 0 {
+		return r.dispatched(ctx, s)
 	}
-	passes := r.eachCluster(byCluster(entries), func(g clusterGroup, p *pass) {
-		r.keepCluster(ctx, s, applier, g, p)
+	defer func() {
+		if err == nil {
+			err = r.hooks.call(hookAfterKeep)
+		}
+	}()
+	wanted := wantedKeys(all)
+	passes := r.eachCluster(byCluster(inDependencyOrder(all, dependencies(s.app))), func(g clusterGroup, p *pass) {
+		r.keepCluster(ctx, s, applier, g, p, wanted)
 	})
 	drop := map[tracker.Key]bool{}
 	for _, p := range passes {
@@ -60,20 +74,111 @@ func (r *ApplicationReconciler) keepTracker(ctx context.Context, s *scope, appli
 			drop[k] = true
 		}
 	}
-	if len(drop) == 0 {
+	for i, rt := range kept {
+		if len(drop) == 0 {
+			break
+		}
+		if err := r.Trackers.Save(ctx, rt, removeMarked(lists[i], drop), 0); err != nil {
+			s.setRetry(err)
+			return err
+		}
+	}
+	return r.dispatched(ctx, s)
+}
+
+// dispatched removes the pending mark of a version keepState has just
+// applied. What failed to apply is retried by later passes as StateKeep.
+func (r *ApplicationReconciler) dispatched(ctx context.Context, s *scope) error {
+	if s.current == nil || s.current.Annotations[annotationDispatchPending] == "" {
 		return nil
 	}
-	if err := r.Trackers.Save(ctx, rt, tracker.Remove(entries, drop), 0); err != nil {
+	if err := r.Trackers.Annotate(ctx, s.current, annotationDispatchPending, ""); err != nil {
 		s.setRetry(err)
 		return err
 	}
 	return nil
 }
 
+// wantedKeys are the objects entries want to exist: recorded with a
+// manifest and not marked deleted.
+func wantedKeys(entries []v1beta1.ManagedResource) map[tracker.Key]bool {
+	out := map[tracker.Key]bool{}
+	for _, e := range entries {
+		if !e.Deleted && e.Data != nil {
+			out[tracker.KeyOf(e)] = true
+		}
+	}
+	return out
+}
+
+// removeMarked returns entries without those marked deleted whose keys
+// are in drop: only a deletion, or a mark another entry overrides, drops
+// an entry.
+func removeMarked(entries []v1beta1.ManagedResource, drop map[tracker.Key]bool) []v1beta1.ManagedResource {
+	out := make([]v1beta1.ManagedResource, 0, len(entries))
+	for _, e := range entries {
+		if !e.Deleted || !drop[tracker.KeyOf(e)] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// inDependencyOrder orders the entries of several trackers so that each
+// component's objects come after those of the components it depends on
+// (deps, from the Application's spec); otherwise components keep the order
+// in which they first appear, and entries of one component their recorded
+// order, except that Namespaces and CustomResourceDefinitions go first
+// (the rest of the component may live in them). A cycle is broken where
+// it is first entered, as when the version was rendered.
+func inDependencyOrder(entries []v1beta1.ManagedResource, deps map[string][]string) []v1beta1.ManagedResource {
+	present := map[string]bool{}
+	var names []string
+	for _, e := range entries {
+		if !present[e.Component] {
+			present[e.Component] = true
+			names = append(names, e.Component)
+		}
+	}
+	rank := make(map[string]int, len(names))
+	visiting := map[string]bool{}
+	var visit func(name string)
+	visit = func(name string) {
+		if _, done := rank[name]; done || visiting[name] {
+			return
+		}
+		visiting[name] = true
+		for _, d := range deps[name] {
+			if present[d] {
+				visit(d)
+			}
+		}
+		visiting[name] = false
+		rank[name] = len(rank)
+	}
+	for _, n := range names {
+		visit(n)
+	}
+	container := func(e v1beta1.ManagedResource) int {
+		if kindClass(e.Kind) == lastClass {
+			return 0
+		}
+		return 1
+	}
+	out := slices.Clone(entries)
+	slices.SortStableFunc(out, func(a, b v1beta1.ManagedResource) int {
+		if ra, rb := rank[a.Component], rank[b.Component]; ra != rb {
+			return ra - rb
+		}
+		return container(a) - container(b)
+	})
+	return out
+}
+
 // keepCluster applies one cluster's entries in recorded (dependency)
 // order. A cluster that cannot be reached is reported once and the rest
 // of its entries wait for the next pass.
-func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, applier apply.Applier, g clusterGroup, p *pass) {
+func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, applier apply.Applier, g clusterGroup, p *pass, wanted map[tracker.Key]bool) {
 	c, ok := r.getClient(ctx, g, p, &p.keep.failures)
 	if !ok {
 		// Entries already marked for deletion in a detached cluster are
@@ -100,6 +205,13 @@ func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, appli
 	types := componentTypes(s.app)
 	failed := map[string]bool{}
 	for _, e := range g.entries {
+		if e.Deleted && wanted[tracker.KeyOf(e)] {
+			// The other tracker still wants the object (it moved between
+			// root and the version): deleting it would only re-create it.
+			ctrl.LoggerFrom(ctx).V(1).Info("Kept: still wanted by another tracker", "object", tracker.KeyOf(e).String())
+			p.drop[tracker.KeyOf(e)] = true
+			continue
+		}
 		if e.Deleted {
 			if r.deleteEntry(ctx, p, c, applier, e) {
 				p.drop[tracker.KeyOf(e)] = true

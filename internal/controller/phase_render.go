@@ -30,6 +30,10 @@ func (r *ApplicationReconciler) loadTrackers(ctx context.Context, s *scope) erro
 		s.setRetry(err)
 		return err
 	}
+	if all, err = r.rescueTrackers(ctx, s, all); err != nil {
+		s.setRetry(err)
+		return err
+	}
 	want := tracker.Name(s.app.Name, s.app.Namespace, tracker.VersionOf(s.app))
 	var versioned []v1beta1.ResourceTracker
 	current := -1
@@ -96,13 +100,17 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 	s.newKeys = unseenKeys(append(append([]v1beta1.ManagedResource(nil), versioned...), root...), s.current, s.root, s.older)
 	ref := tracker.RefOf(s.app)
 	if len(root) > 0 || s.root != nil {
-		if s.root, err = r.Trackers.Record(ctx, ref, tracker.Root(), gen, root, tracker.KeepMissing); err != nil {
+		if s.root, err = r.Trackers.Record(ctx, ref, tracker.Root(), gen, root, tracker.KeepMissing, nil); err != nil {
 			s.recordErr = err
 			s.setRetry(err)
 			return nil
 		}
 	}
-	rt, err := r.Trackers.Record(ctx, ref, kind, gen, versioned, tracker.DeleteMissing)
+	// The version is marked pending until keepState has dispatched it: a
+	// pass that stops in between (crash, abort) leaves the mark, and the
+	// next pass dispatches it as new.
+	rt, err := r.Trackers.Record(ctx, ref, kind, gen, versioned, tracker.DeleteMissing,
+		map[string]string{annotationDispatchPending: pendingNew})
 	if err != nil {
 		s.recordErr = err
 		s.setRetry(err)
@@ -128,29 +136,34 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 }
 
 // reuseVersion keeps the recorded version the Application asks for. A
-// publishVersion that is not the newest applied one is a rollback: its
-// manifests are applied again as a dispatch, and what only newer versions
-// created is garbage-collected.
+// publishVersion whose tracker is older than the newest applied version is
+// a rollback: its manifests are applied again as a dispatch, and what only
+// newer versions created is garbage-collected. A version recorded (or
+// rolled back to) whose dispatch never finished, because the pass that
+// recorded it stopped, is dispatched now; the tracker's pending mark, not
+// the status (which an aborted pass does not write), says so.
 func (r *ApplicationReconciler) reuseVersion(ctx context.Context, s *scope) error {
 	gen := s.app.Generation
-	live := s.app.Status.LatestRevision
-	switched := live != nil && live.Name != liveRevision(s.app, s.current).Name
-	if s.current.Spec.ApplicationGeneration == gen && !switched {
+	pending := s.current.Annotations[annotationDispatchPending]
+	if s.current.Spec.ApplicationGeneration < s.newestGeneration {
+		// Switching back to a version recorded earlier is a rollback: its
+		// manifests are dispatched again.
+		return r.rollBack(ctx, s)
+	}
+	if pending != "" {
+		s.fresh = true
+		s.rolledBack = pending == pendingRollback
+		ctrl.LoggerFrom(ctx).V(1).Info("Dispatching a version whose dispatch never finished", "resourceTracker", s.current.Name, "pending", pending)
+	}
+	if s.current.Spec.ApplicationGeneration == gen {
 		return nil
 	}
-	// Switching back to a version recorded earlier is a rollback: its
-	// manifests are dispatched again.
-	s.rolledBack = switched || s.current.Spec.ApplicationGeneration < s.newestGeneration
-	s.fresh = s.rolledBack
+	// A spec change that publishes nothing (same publishVersion): the
+	// version stays as recorded, only the generation it is kept at moves.
 	entries, err := tracker.Entries(s.current)
 	if err != nil {
 		s.recordErr = err
 		return nil
-	}
-	// Entries garbage collection marked while this version was older are
-	// wanted again.
-	for i := range entries {
-		entries[i].Deleted = false
 	}
 	if err := r.Trackers.Save(ctx, s.current, entries, gen); err != nil {
 		s.recordErr = err
@@ -158,6 +171,37 @@ func (r *ApplicationReconciler) reuseVersion(ctx context.Context, s *scope) erro
 	}
 	return nil
 }
+
+// rollBack makes the current tracker, an earlier version, the live one
+// again: entries garbage collection marked while it was older are wanted
+// again, and the tracker is marked pending until dispatched.
+func (r *ApplicationReconciler) rollBack(ctx context.Context, s *scope) error {
+	s.rolledBack, s.fresh = true, true
+	entries, err := tracker.Entries(s.current)
+	if err != nil {
+		s.recordErr = err
+		return nil
+	}
+	for i := range entries {
+		entries[i].Deleted = false
+	}
+	marks := map[string]string{annotationDispatchPending: pendingRollback}
+	if err := r.Trackers.SaveMarked(ctx, s.current, entries, s.app.Generation, marks); err != nil {
+		s.recordErr = err
+		s.setRetry(err)
+	}
+	return nil
+}
+
+// annotationDispatchPending marks a versioned tracker recorded (value
+// pendingNew) or rolled back to (pendingRollback) whose dispatch has not
+// finished yet. keepState removes it once it has applied the version.
+const annotationDispatchPending = "app.oam.dev/dispatch-pending"
+
+const (
+	pendingNew      = "new"
+	pendingRollback = "rollback"
+)
 
 // resolveDefinitions finds the definition of every type the Application
 // uses: in its namespace first, then the system namespace (from the cache).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -285,4 +286,105 @@ func indent(s string) string {
 		}
 	}
 	return b.String() + "\n"
+}
+
+// armedOnce returns a hook that fails a pass once each time arm is set.
+func armedOnce(arm *atomic.Bool, err error) func() error {
+	return func() error {
+		if arm.CompareAndSwap(true, false) {
+			return err
+		}
+		return nil
+	}
+}
+
+func TestLifecycle_AbortedPassesNeitherRollBackNorSkipTheDispatch(t *testing.T) {
+	ns := newNamespace(t)
+	aborted := errors.New("aborted")
+	var afterRecord, afterKeep atomic.Bool
+	opts := testOptions()
+	opts.testHooks = hooks{
+		hookAfterRecord: armedOnce(&afterRecord, aborted),
+		hookAfterKeep:   armedOnce(&afterKeep, aborted),
+	}
+	startManager(t, testCfg, opts)
+	// Report-only drift: only a dispatch creates what a version adds, so a
+	// version whose dispatch was cut off must still be dispatched.
+	createApp(t, ns, "metadata: {name: web, annotations: {app.oam.dev/drift-mode: report}}\nspec:"+indent(v2Spec))
+	waitReady(t, ns, "web")
+
+	// v1 adds the Service; the pass stops right after recording it.
+	afterRecord.Store(true)
+	setSpec(t, ns, "web", v1Spec, nil)
+	waitReady(t, ns, "web")
+	if !serviceExists(t, ns, "web") {
+		t.Fatal("the version recorded by a pass that stopped was never dispatched")
+	}
+
+	// v2 drops it again; the pass stops after applying, before status.
+	afterKeep.Store(true)
+	setSpec(t, ns, "web", v2Spec, nil)
+	waitReady(t, ns, "web")
+	eventually(t, 15*time.Second, "the Service collected", func() error {
+		if serviceExists(t, ns, "web") {
+			return errNotYet
+		}
+		return nil
+	})
+	if afterRecord.Load() || afterKeep.Load() {
+		t.Fatal("a hook never fired: the story did not happen")
+	}
+	for _, e := range appEvents(t, ns, "web") {
+		if e.Reason == eventRolledBack {
+			t.Errorf("false rollback event: %s", e.Note)
+		}
+	}
+}
+
+func TestLifecycle_RecreatedAppNeverDeletesWhatItStillWants(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	ctx := context.Background()
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+	waitReady(t, ns, "web")
+	before, err := getConfigMap(t, ns, "web-config")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The app is force-deleted (its finalizer removed by hand)...
+	live := getApp(t, ns, "web")
+	live.Finalizers = nil
+	if err := testClient.Update(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	if err := testClient.Delete(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the old app gone", func() error {
+		if err := testClient.Get(ctx, client.ObjectKeyFromObject(live), &v1beta1.Application{}); !apierrors.IsNotFound(err) {
+			return errNotYet
+		}
+		return nil
+	})
+	// ...and re-created with the same objects, the ConfigMap (think of a
+	// PersistentVolumeClaim) now kept for the app's lifetime: it moves from
+	// the versioned tracker it shares with the old app to the root one.
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec+`
+policies:
+  - name: keep
+    type: garbage-collect
+    properties:
+      rules:
+        - {selector: {resourceTypes: [ConfigMap]}, strategy: onAppDelete}
+`))
+	waitReady(t, ns, "web")
+	time.Sleep(3 * time.Second) // GC of the old app's trackers included
+	after, err := getConfigMap(t, ns, "web-config")
+	if err != nil {
+		t.Fatalf("the ConfigMap the new app wants is gone: %v", err)
+	}
+	if after.UID != before.UID {
+		t.Error("the ConfigMap the new app wants was deleted and created again")
+	}
 }

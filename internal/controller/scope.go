@@ -49,6 +49,10 @@ type scope struct {
 	// listed before: they are created without being read first.
 	newKeys map[tracker.Key]bool
 
+	// recreated names the trackers someone deleted by hand that this pass
+	// re-created.
+	recreated []string
+
 	keep keepReport
 	gc   gcReport
 	// health is each component's health, from the live objects.

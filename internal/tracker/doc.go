@@ -3,9 +3,9 @@
 //
 // Usage:
 //
-//	s := tracker.NewStore(c)
-//	rt, err := s.Ensure(ctx, app, tracker.Versioned(app.Generation))
-//	err = s.Record(ctx, rt, entries)
+//	s := &tracker.Store{Client: c, Compression: v1beta1.CompressionZstd}
+//	rt, err := s.Record(ctx, tracker.RefOf(app), tracker.VersionOf(app), app.Generation, entries, tracker.DeleteMissing, nil)
+//	err = s.Save(ctx, rt, entries, 0)
 //
 // Implementation notes: tracker names are derived from the Application's
 // name and namespace in a way that never collides between different pairs
@@ -18,4 +18,8 @@
 // used out), because every phase of a reconcile pass reads the same
 // trackers; the zstd and gzip codecs are built once and shared. Entries
 // returns a fresh slice, so callers may change it freely.
+//
+// Every tracker carries Steward's protection finalizer, which only Delete
+// and Release remove: a tracker someone else deletes stays (Doomed) until
+// the controller has replaced it (Recreate), so its entries are never lost.
 package tracker

@@ -31,13 +31,14 @@ const (
 // objects are deleted by the caller and the entries dropped only once the
 // deletion is confirmed, so nothing recorded is ever forgotten. A tracker
 // left by an earlier Application of the same name (another UID) is taken
-// over the same way.
-func (s *Store) Record(ctx context.Context, app AppRef, k Kind, generation int64, desired []v1beta1.ManagedResource, missing Missing) (*v1beta1.ResourceTracker, error) {
+// over the same way. The annotations of marks are written with the
+// entries, in the same write.
+func (s *Store) Record(ctx context.Context, app AppRef, k Kind, generation int64, desired []v1beta1.ManagedResource, missing Missing, marks map[string]string) (*v1beta1.ResourceTracker, error) {
 	name := Name(app.Name, app.Namespace, k)
 	rt := &v1beta1.ResourceTracker{}
 	err := s.Client.Get(ctx, client.ObjectKey{Name: name}, rt)
 	if apierrors.IsNotFound(err) {
-		return s.create(ctx, app, k, generation, desired)
+		return s.create(ctx, app, k, generation, desired, marks)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading resource tracker %s: %w", name, err)
@@ -66,13 +67,13 @@ func (s *Store) Record(ctx context.Context, app AppRef, k Kind, generation int64
 			return nil, fmt.Errorf("taking over resource tracker %s: %w", name, err)
 		}
 	}
-	if err := s.Save(ctx, rt, entries, generation); err != nil {
+	if err := s.SaveMarked(ctx, rt, entries, generation, marks); err != nil {
 		return nil, err
 	}
 	return rt, nil
 }
 
-func (s *Store) create(ctx context.Context, app AppRef, k Kind, generation int64, entries []v1beta1.ManagedResource) (*v1beta1.ResourceTracker, error) {
+func (s *Store) create(ctx context.Context, app AppRef, k Kind, generation int64, entries []v1beta1.ManagedResource, marks map[string]string) (*v1beta1.ResourceTracker, error) {
 	name := Name(app.Name, app.Namespace, k)
 	labels := Labels(app.Name, app.Namespace, k)
 	labels[v1beta1.LabelAppUID] = app.UID
@@ -80,9 +81,19 @@ func (s *Store) create(ctx context.Context, app AppRef, k Kind, generation int64
 	if k.PublishVersion != "" {
 		annotations = map[string]string{v1beta1.AnnotationPublishVersion: k.PublishVersion}
 	}
+	for key, v := range marks {
+		if v == "" {
+			continue
+		}
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[key] = v
+	}
 	rt := &v1beta1.ResourceTracker{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations},
-		Spec:       v1beta1.ResourceTrackerSpec{Type: k.Type, ApplicationGeneration: generation},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: annotations,
+			Finalizers: []string{v1beta1.FinalizerTrackerProtection}},
+		Spec: v1beta1.ResourceTrackerSpec{Type: k.Type, ApplicationGeneration: generation},
 	}
 	if err := Encode(&rt.Spec, entries, s.Compression); err != nil {
 		return nil, fmt.Errorf("resource tracker %s: %w", name, err)

@@ -7,7 +7,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 )
@@ -88,12 +91,20 @@ func Entries(rt *v1beta1.ResourceTracker) ([]v1beta1.ManagedResource, error) {
 // patch that fails on a concurrent write. rt is updated in place. Nothing is
 // written when nothing changed.
 func (s *Store) Save(ctx context.Context, rt *v1beta1.ResourceTracker, entries []v1beta1.ManagedResource, generation int64) error {
+	return s.SaveMarked(ctx, rt, entries, generation, nil)
+}
+
+// SaveMarked is Save that also sets the annotations of marks in the same
+// write (an empty value removes the annotation), so that a mark and the
+// entries it is about are never written apart.
+func (s *Store) SaveMarked(ctx context.Context, rt *v1beta1.ResourceTracker, entries []v1beta1.ManagedResource, generation int64, marks map[string]string) error {
 	before := rt.DeepCopy()
 	if generation != 0 {
 		rt.Spec.ApplicationGeneration = generation
 	}
+	marked := setMarks(rt, marks)
 	current, err := Entries(rt)
-	if err == nil && equality.Semantic.DeepEqual(current, entries) &&
+	if err == nil && equality.Semantic.DeepEqual(current, entries) && !marked &&
 		rt.Spec.ApplicationGeneration == before.Spec.ApplicationGeneration &&
 		rt.Spec.Compression.Type == s.Compression {
 		return nil
@@ -108,25 +119,109 @@ func (s *Store) Save(ctx context.Context, rt *v1beta1.ResourceTracker, entries [
 	return nil
 }
 
-// Delete deletes a tracker; a tracker already gone is fine.
+// setMarks sets (or, for an empty value, removes) annotations on rt and
+// reports whether anything changed.
+func setMarks(rt *v1beta1.ResourceTracker, marks map[string]string) bool {
+	changed := false
+	for k, v := range marks {
+		old, ok := rt.Annotations[k]
+		switch {
+		case v == "" && ok:
+			delete(rt.Annotations, k)
+			changed = true
+		case v != "" && old != v:
+			if rt.Annotations == nil {
+				rt.Annotations = map[string]string{}
+			}
+			rt.Annotations[k] = v
+			changed = true
+		}
+	}
+	return changed
+}
+
+// Delete deletes a tracker; a tracker already gone is fine. Steward's
+// protection finalizer is removed first, so the tracker goes at once.
 func (s *Store) Delete(ctx context.Context, rt *v1beta1.ResourceTracker) error {
+	if err := s.Release(ctx, rt); err != nil {
+		return err
+	}
 	if err := s.Client.Delete(ctx, rt, client.Preconditions{UID: &rt.UID, ResourceVersion: &rt.ResourceVersion}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting resource tracker %s: %w", rt.Name, err)
 	}
 	return nil
 }
 
-// Annotate sets one annotation on a tracker, guarded by its
-// resourceVersion.
-func (s *Store) Annotate(ctx context.Context, rt *v1beta1.ResourceTracker, key, value string) error {
-	if rt.Annotations[key] == value {
+// Protect adds Steward's protection finalizer to a tracker written before
+// trackers carried it. A tracker being deleted cannot take new finalizers
+// and is left as it is.
+func (s *Store) Protect(ctx context.Context, rt *v1beta1.ResourceTracker) error {
+	if controllerutil.ContainsFinalizer(rt, v1beta1.FinalizerTrackerProtection) || !rt.DeletionTimestamp.IsZero() {
 		return nil
 	}
 	before := rt.DeepCopy()
-	if rt.Annotations == nil {
-		rt.Annotations = map[string]string{}
+	controllerutil.AddFinalizer(rt, v1beta1.FinalizerTrackerProtection)
+	if err := s.Client.Patch(ctx, rt, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("protecting resource tracker %s: %w", rt.Name, err)
 	}
-	rt.Annotations[key] = value
+	return nil
+}
+
+// Release removes Steward's protection finalizer; a tracker that was being
+// deleted then goes. A tracker already gone is fine.
+func (s *Store) Release(ctx context.Context, rt *v1beta1.ResourceTracker) error {
+	if !controllerutil.ContainsFinalizer(rt, v1beta1.FinalizerTrackerProtection) {
+		return nil
+	}
+	before := rt.DeepCopy()
+	controllerutil.RemoveFinalizer(rt, v1beta1.FinalizerTrackerProtection)
+	if err := s.Client.Patch(ctx, rt, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("releasing resource tracker %s: %w", rt.Name, err)
+	}
+	return nil
+}
+
+// Doomed reports whether someone else is deleting a tracker Steward
+// protects: it has a deletion timestamp and still Steward's finalizer.
+func Doomed(rt *v1beta1.ResourceTracker) bool {
+	return !rt.DeletionTimestamp.IsZero() && controllerutil.ContainsFinalizer(rt, v1beta1.FinalizerTrackerProtection)
+}
+
+// Recreate replaces a tracker someone deleted by hand with a copy of it:
+// same name, labels, annotations and entries. The doomed tracker is
+// released first (a name cannot be reused while its object exists), and
+// the copy created right after; it is returned.
+func (s *Store) Recreate(ctx context.Context, rt *v1beta1.ResourceTracker) (*v1beta1.ResourceTracker, error) {
+	fresh := &v1beta1.ResourceTracker{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        rt.Name,
+			Labels:      rt.Labels,
+			Annotations: rt.Annotations,
+			Finalizers:  []string{v1beta1.FinalizerTrackerProtection},
+		},
+		Spec: *rt.Spec.DeepCopy(),
+	}
+	if err := s.Release(ctx, rt.DeepCopy()); err != nil {
+		return nil, err
+	}
+	// The entries now exist only in memory: a transient failure is
+	// retried at once rather than on the next pass.
+	err := retry.OnError(retry.DefaultBackoff, func(err error) bool { return !apierrors.IsAlreadyExists(err) }, func() error {
+		return s.Client.Create(ctx, fresh)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("re-creating resource tracker %s: %w", rt.Name, err)
+	}
+	return fresh, nil
+}
+
+// Annotate sets one annotation on a tracker, guarded by its
+// resourceVersion; an empty value removes it.
+func (s *Store) Annotate(ctx context.Context, rt *v1beta1.ResourceTracker, key, value string) error {
+	before := rt.DeepCopy()
+	if !setMarks(rt, map[string]string{key: value}) {
+		return nil
+	}
 	if err := s.Client.Patch(ctx, rt, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("annotating resource tracker %s: %w", rt.Name, err)
 	}

@@ -1,0 +1,79 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// rescueTrackers re-creates the trackers of an Application that someone
+// deleted by hand, and protects trackers written before Steward put its
+// finalizer on them. Steward's finalizer holds a tracker deleted by
+// someone else (a deletion timestamp while the finalizer is still on);
+// the pass replaces it with a copy of itself, entries included, before
+// anything else looks at the trackers, so no object it listed (garbage
+// still to collect, objects kept for the Application's lifetime) is
+// orphaned and the version it records is not rendered again.
+func (r *ApplicationReconciler) rescueTrackers(ctx context.Context, s *scope, all []v1beta1.ResourceTracker) ([]v1beta1.ResourceTracker, error) {
+	for i := range all {
+		rt := &all[i]
+		if !tracker.Doomed(rt) {
+			if err := r.Trackers.Protect(ctx, rt); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		fresh, err := r.Trackers.Recreate(ctx, rt)
+		if err != nil {
+			return nil, err
+		}
+		ctrl.LoggerFrom(ctx).V(1).Info("Re-created a resource tracker deleted by hand", "resourceTracker", fresh.Name)
+		s.recreated = append(s.recreated, fresh.Name)
+		*rt = *fresh
+	}
+	return all, nil
+}
+
+// releaseOrphanTrackers lets trackers go that someone deletes after their
+// Application is gone: there is nothing to re-create them for. The
+// Application is looked up on the API server first, so that a cache that
+// has not seen it yet does not release a tracker it still needs.
+func (r *ApplicationReconciler) releaseOrphanTrackers(ctx context.Context, key client.ObjectKey) error {
+	ref := tracker.AppRef{Name: key.Name, Namespace: key.Namespace}
+	trackers, err := r.Trackers.List(ctx, ref)
+	if err != nil {
+		return err
+	}
+	var doomed []*v1beta1.ResourceTracker
+	for i := range trackers {
+		if tracker.Doomed(&trackers[i]) {
+			doomed = append(doomed, &trackers[i])
+		}
+	}
+	if len(doomed) == 0 {
+		return nil
+	}
+	reader := r.Trackers.Reader
+	if reader == nil {
+		reader = r.Client
+	}
+	if err := reader.Get(ctx, key, &v1beta1.Application{}); !apierrors.IsNotFound(err) {
+		if err != nil {
+			return fmt.Errorf("reading application %s: %w", key, err)
+		}
+		return nil
+	}
+	for _, rt := range doomed {
+		if err := r.Trackers.Release(ctx, rt); err != nil {
+			return err
+		}
+		ctrl.LoggerFrom(ctx).V(1).Info("Released a resource tracker of a deleted application", "resourceTracker", rt.Name)
+	}
+	return nil
+}

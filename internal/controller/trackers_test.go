@@ -1,0 +1,132 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// trackerNamed returns the tracker of an Application with the given name,
+// nil when there is none.
+func trackerNamed(t *testing.T, ns, app, name string) *v1beta1.ResourceTracker {
+	t.Helper()
+	for _, rt := range trackersOf(t, ns, app) {
+		if rt.Name == name {
+			return &rt
+		}
+	}
+	return nil
+}
+
+// deleteTrackerByHand deletes a tracker as a user would, and waits until
+// a live tracker of that name (another object) replaces it.
+func deleteTrackerByHand(t *testing.T, ns, app, name string) *v1beta1.ResourceTracker {
+	t.Helper()
+	old := trackerNamed(t, ns, app, name)
+	if old == nil {
+		t.Fatalf("no tracker %s", name)
+	}
+	if err := testClient.Delete(context.Background(), old); err != nil {
+		t.Fatal(err)
+	}
+	var fresh *v1beta1.ResourceTracker
+	eventually(t, 15*time.Second, "tracker "+name+" re-created", func() error {
+		fresh = trackerNamed(t, ns, app, name)
+		switch {
+		case fresh == nil:
+			return fmt.Errorf("tracker %s is gone", name)
+		case fresh.UID == old.UID || !fresh.DeletionTimestamp.IsZero():
+			return errNotYet
+		}
+		return nil
+	})
+	return fresh
+}
+
+func TestTrackers_HandDeletedRootIsRecreatedAndItsObjectsGoWithTheApp(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	policies := `
+policies:
+  - name: keep
+    type: garbage-collect
+    properties:
+      rules:
+        - {selector: {resourceTypes: [Service]}, strategy: onAppDelete}
+`
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec+policies))
+	waitReady(t, ns, "web")
+	root := deleteTrackerByHand(t, ns, "web", tracker.Name("web", ns, tracker.Root()))
+	entries, err := tracker.Entries(root)
+	if err != nil || len(entries) != 1 || entries[0].Kind != "Service" {
+		t.Fatalf("the re-created root tracker lists %v (%v), want the Service", entries, err)
+	}
+	deleteApp(t, ns, "web")
+	if serviceExists(t, ns, "web") {
+		t.Error("the Service the root tracker listed was orphaned: it survived the app's deletion")
+	}
+}
+
+func TestTrackers_HandDeletedOlderTrackerStillCollectsItsGarbage(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+	waitReady(t, ns, "web")
+	lift := denyServiceDeletes(t, ns)
+	// v2 drops the Service; its delete is refused, so v1's tracker keeps it
+	// marked for deletion.
+	setSpec(t, ns, "web", v2Spec, nil)
+	eventually(t, 20*time.Second, "the Service marked for deletion", func() error {
+		if !anyEntry(t, ns, "web", func(e v1beta1.ManagedResource) bool { return e.Kind == "Service" && e.Deleted }) {
+			return errNotYet
+		}
+		return nil
+	})
+	deleteTrackerByHand(t, ns, "web", tracker.Name("web", ns, tracker.Versioned(1)))
+	lift()
+	eventually(t, 30*time.Second, "the Service collected once deletes are allowed", func() error {
+		if serviceExists(t, ns, "web") {
+			return errNotYet
+		}
+		return nil
+	})
+	waitEvent(t, ns, "web", eventTrackerRecreated)
+}
+
+func TestTrackers_OfAGoneApplicationCanBeDeleted(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	ctx := context.Background()
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v2Spec))
+	waitReady(t, ns, "web")
+	// The app is force-deleted: its trackers stay behind, protected.
+	live := getApp(t, ns, "web")
+	live.Finalizers = nil
+	if err := testClient.Update(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	if err := testClient.Delete(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	left := trackersOf(t, ns, "web")
+	if len(left) == 0 {
+		t.Fatal("expected trackers left behind for this story")
+	}
+	// Deleting them by hand must work: there is no app to re-create them
+	// for.
+	for i := range left {
+		if err := testClient.Delete(ctx, &left[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 15*time.Second, "the trackers gone", func() error {
+		if n := len(trackersOf(t, ns, "web")); n > 0 {
+			return fmt.Errorf("%d trackers left", n)
+		}
+		return nil
+	})
+}
