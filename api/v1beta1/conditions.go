@@ -127,3 +127,19 @@ const (
 	// is orphaned.
 	FinalizerTrackerProtection = "app.oam.dev/tracker-protection"
 )
+
+// The rescue copy of a tracker being re-created (see tracker.Recreate):
+// written before the hand-deleted tracker is let go and removed once its
+// replacement exists, so that a crash in between loses nothing. It carries
+// these labels instead of the app labels, so nothing but the rescue reads
+// it as a tracker of the Application.
+const (
+	// LabelRescueOfApp is the Application's name on a rescue copy.
+	LabelRescueOfApp = "app.oam.dev/rescue-of-name"
+	// LabelRescueOfNamespace is the Application's namespace on a rescue
+	// copy.
+	LabelRescueOfNamespace = "app.oam.dev/rescue-of-namespace"
+	// AnnotationRescueOf holds the name, labels and annotations of the
+	// tracker a rescue copy stands for, as JSON.
+	AnnotationRescueOf = "app.oam.dev/rescue-of"
+)

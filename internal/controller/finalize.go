@@ -43,6 +43,11 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 	s := newScope(app)
 	// Read from the API server: a tracker the cache has not seen yet must
 	// not be missed, or its objects would be orphaned.
+	// A re-creation a stopped pass left half done is finished first, so
+	// that the objects of its tracker are deleted with the others.
+	if _, err := r.Trackers.RestoreRescued(ctx, tracker.RefOf(app)); err != nil {
+		return ctrl.Result{}, err
+	}
 	trackers, err := r.Trackers.ListFresh(ctx, tracker.RefOf(app))
 	if err != nil {
 		return ctrl.Result{}, err

@@ -25,7 +25,7 @@ import (
 // it exists, else the newest one of this Application; trackers left by an
 // earlier Application of the same name (another UID) are always older.
 func (r *ApplicationReconciler) loadTrackers(ctx context.Context, s *scope) error {
-	all, err := r.Trackers.List(ctx, tracker.RefOf(s.app))
+	all, err := r.listTrackers(ctx, s)
 	if err != nil {
 		s.setRetry(err)
 		return err

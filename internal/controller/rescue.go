@@ -40,6 +40,26 @@ func (r *ApplicationReconciler) rescueTrackers(ctx context.Context, s *scope, al
 	return all, nil
 }
 
+// listTrackers lists the Application's trackers after finishing any
+// re-creation a stopped pass left half done (see tracker.Recreate); when
+// one was finished, the list is read from the API server, which the cache
+// may not have caught up with.
+func (r *ApplicationReconciler) listTrackers(ctx context.Context, s *scope) ([]v1beta1.ResourceTracker, error) {
+	ref := tracker.RefOf(s.app)
+	restored, err := r.Trackers.RestoreRescued(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if len(restored) == 0 {
+		return r.Trackers.List(ctx, ref)
+	}
+	for _, name := range restored {
+		ctrl.LoggerFrom(ctx).V(1).Info("Re-created a resource tracker from its rescue copy", "resourceTracker", name)
+	}
+	s.recreated = append(s.recreated, restored...)
+	return r.Trackers.ListFresh(ctx, ref)
+}
+
 // releaseOrphanTrackers lets trackers go that someone deletes after their
 // Application is gone: there is nothing to re-create them for. The
 // Application is looked up on the API server first, so that a cache that
@@ -68,6 +88,9 @@ func (r *ApplicationReconciler) releaseOrphanTrackers(ctx context.Context, key c
 			return fmt.Errorf("reading application %s: %w", key, err)
 		}
 		return nil
+	}
+	if err := r.Trackers.DropRescued(ctx, ref); err != nil {
+		return err
 	}
 	for _, rt := range doomed {
 		if err := r.Trackers.Release(ctx, rt); err != nil {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/tracker"
 )
@@ -129,4 +131,83 @@ func TestTrackers_OfAGoneApplicationCanBeDeleted(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// failingCreates is a client whose creates of one tracker name fail, as if
+// the process had died right before it could write them.
+type failingCreates struct {
+	client.Client
+	name string
+}
+
+func (c failingCreates) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if obj.GetName() == c.name {
+		return fmt.Errorf("killed before creating %s", c.name)
+	}
+	return c.Client.Create(ctx, obj, opts...)
+}
+
+func TestTrackers_StoppedHalfwayThroughARecreationLosesNothing(t *testing.T) {
+	ns := newNamespace(t)
+	stop := startStoppableManager(t, testCfg, testOptions())
+	policies := `
+policies:
+  - name: keep
+    type: garbage-collect
+    properties:
+      rules:
+        - {selector: {resourceTypes: [Service]}, strategy: onAppDelete}
+`
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec+policies))
+	waitReady(t, ns, "web")
+	stop()
+	ctx := context.Background()
+	rootName := tracker.Name("web", ns, tracker.Root())
+	root := trackerNamed(t, ns, "web", rootName)
+	if root == nil {
+		t.Fatal("no root tracker")
+	}
+	// Someone deletes the root tracker by hand; the controller lets the
+	// doomed tracker go and is killed before it can create the copy.
+	if err := testClient.Delete(ctx, root); err != nil {
+		t.Fatal(err)
+	}
+	doomed := trackerNamed(t, ns, "web", rootName)
+	store := &tracker.Store{Client: failingCreates{Client: testClient, name: rootName}}
+	if _, err := store.Recreate(ctx, doomed); err == nil {
+		t.Fatal("the re-creation was expected to fail")
+	}
+	eventually(t, 10*time.Second, "the doomed root tracker gone", func() error {
+		if trackerNamed(t, ns, "web", rootName) != nil {
+			return errNotYet
+		}
+		return nil
+	})
+
+	// The restarted controller finishes the re-creation: the Service the
+	// root tracker listed is deleted with the app, not orphaned.
+	startManager(t, testCfg, testOptions())
+	eventually(t, 20*time.Second, "the root tracker restored", func() error {
+		rt := trackerNamed(t, ns, "web", rootName)
+		if rt == nil {
+			return errNotYet
+		}
+		entries, err := tracker.Entries(rt)
+		if err != nil || len(entries) != 1 || entries[0].Kind != "Service" {
+			return fmt.Errorf("restored root tracker lists %v (%v), want the Service", entries, err)
+		}
+		return nil
+	})
+	waitEvent(t, ns, "web", eventTrackerRecreated)
+	deleteApp(t, ns, "web")
+	if serviceExists(t, ns, "web") {
+		t.Error("the Service the lost root tracker listed was orphaned: it survived the app's deletion")
+	}
+	var left v1beta1.ResourceTrackerList
+	if err := testClient.List(ctx, &left, client.MatchingLabels{v1beta1.LabelRescueOfNamespace: ns}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(left.Items); n > 0 {
+		t.Errorf("%d rescue copies left behind", n)
+	}
 }

@@ -7,8 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -185,34 +183,6 @@ func (s *Store) Release(ctx context.Context, rt *v1beta1.ResourceTracker) error 
 // protects: it has a deletion timestamp and still Steward's finalizer.
 func Doomed(rt *v1beta1.ResourceTracker) bool {
 	return !rt.DeletionTimestamp.IsZero() && controllerutil.ContainsFinalizer(rt, v1beta1.FinalizerTrackerProtection)
-}
-
-// Recreate replaces a tracker someone deleted by hand with a copy of it:
-// same name, labels, annotations and entries. The doomed tracker is
-// released first (a name cannot be reused while its object exists), and
-// the copy created right after; it is returned.
-func (s *Store) Recreate(ctx context.Context, rt *v1beta1.ResourceTracker) (*v1beta1.ResourceTracker, error) {
-	fresh := &v1beta1.ResourceTracker{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        rt.Name,
-			Labels:      rt.Labels,
-			Annotations: rt.Annotations,
-			Finalizers:  []string{v1beta1.FinalizerTrackerProtection},
-		},
-		Spec: *rt.Spec.DeepCopy(),
-	}
-	if err := s.Release(ctx, rt.DeepCopy()); err != nil {
-		return nil, err
-	}
-	// The entries now exist only in memory: a transient failure is
-	// retried at once rather than on the next pass.
-	err := retry.OnError(retry.DefaultBackoff, func(err error) bool { return !apierrors.IsAlreadyExists(err) }, func() error {
-		return s.Client.Create(ctx, fresh)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("re-creating resource tracker %s: %w", rt.Name, err)
-	}
-	return fresh, nil
 }
 
 // Annotate sets one annotation on a tracker, guarded by its
