@@ -2,6 +2,8 @@ package tracker
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
@@ -13,8 +15,13 @@ import (
 	"github.com/steward-oam/steward/api/v1beta1"
 )
 
-// rescueSuffix names a tracker's rescue copy.
-const rescueSuffix = "-rescue"
+// rescueName names the rescue copy of the tracker named name. Tracker
+// names always hold dots (Name), so no tracker is ever named like this, and
+// the length stays well under the limit whatever the original's.
+func rescueName(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return "rescue-" + hex.EncodeToString(sum[:16])
+}
 
 // rescued is what a rescue copy records of the tracker it stands for.
 type rescued struct {
@@ -75,7 +82,7 @@ func (s *Store) writeRescue(ctx context.Context, rt *v1beta1.ResourceTracker) er
 	}
 	copy := &v1beta1.ResourceTracker{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: rt.Name + rescueSuffix,
+			Name: rescueName(rt.Name),
 			Labels: map[string]string{
 				v1beta1.LabelRescueOfApp:       rt.Labels[v1beta1.LabelAppName],
 				v1beta1.LabelRescueOfNamespace: rt.Labels[v1beta1.LabelAppNamespace],
@@ -102,7 +109,7 @@ func (s *Store) writeRescue(ctx context.Context, rt *v1beta1.ResourceTracker) er
 
 // dropRescue deletes the rescue copy of the tracker named name.
 func (s *Store) dropRescue(ctx context.Context, name string) error {
-	copy := &v1beta1.ResourceTracker{ObjectMeta: metav1.ObjectMeta{Name: name + rescueSuffix}}
+	copy := &v1beta1.ResourceTracker{ObjectMeta: metav1.ObjectMeta{Name: rescueName(name)}}
 	if err := s.Client.Delete(ctx, copy); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting the rescue copy of resource tracker %s: %w", name, err)
 	}
