@@ -103,7 +103,7 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		stage func(*scope) metrics.Stage
 		run   func(context.Context, *scope) error
 	}{
-		{nil, r.loadTrackers}, // reads the cache only
+		{nil, r.loadTrackers}, // reads the cache; protects and re-creates trackers
 		{stage(metrics.StageRender), r.renderAndRecord},
 		{keepStage, r.keepState},
 		{stage(metrics.StageHealth), r.evaluateHealth},

@@ -118,6 +118,12 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 			}
 		}
 	}
+	// Every tracker is gone: a rescue copy left by a stopped re-creation
+	// must not outlive them, or an Application created later under this
+	// name would take it back.
+	if err := r.Trackers.DropRescued(ctx, tracker.RefOf(app)); err != nil {
+		return ctrl.Result{}, err
+	}
 	r.warned.forget(app.Namespace + "/" + app.Name)
 	r.Metrics.DeleteApp(app.Namespace, app.Name)
 	// Guarded by the resourceVersion read: a finalizer another controller

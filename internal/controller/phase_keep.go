@@ -87,12 +87,20 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err er
 }
 
 // dispatched removes the pending mark of a version keepState has just
-// applied. What failed to apply is retried by later passes as StateKeep.
+// applied in full. A dispatch that did not apply everything (a failure, a
+// component waiting on a dependency, a cluster out of reach) keeps the
+// version pending, marked as a retry, so that the next pass dispatches it
+// again: as StateKeep it would neither create what report-only drift mode
+// leaves missing nor change what apply-once keeps.
 func (r *ApplicationReconciler) dispatched(ctx context.Context, s *scope) error {
 	if s.current == nil || s.current.Annotations[annotationDispatchPending] == "" {
 		return nil
 	}
-	if err := r.Trackers.Annotate(ctx, s.current, annotationDispatchPending, ""); err != nil {
+	mark := ""
+	if len(s.keep.failures) > 0 || len(s.keep.waiting) > 0 {
+		mark = pendingRetry
+	}
+	if err := r.Trackers.Annotate(ctx, s.current, annotationDispatchPending, mark); err != nil {
 		s.setRetry(err)
 		return err
 	}

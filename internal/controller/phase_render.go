@@ -201,6 +201,9 @@ const annotationDispatchPending = "app.oam.dev/dispatch-pending"
 const (
 	pendingNew      = "new"
 	pendingRollback = "rollback"
+	// pendingRetry: a dispatch was tried and did not apply everything; it
+	// is tried again as a dispatch, without reporting the rollback again.
+	pendingRetry = "retry"
 )
 
 // resolveDefinitions finds the definition of every type the Application

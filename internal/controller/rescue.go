@@ -23,11 +23,21 @@ import (
 func (r *ApplicationReconciler) rescueTrackers(ctx context.Context, s *scope, all []v1beta1.ResourceTracker) ([]v1beta1.ResourceTracker, error) {
 	for i := range all {
 		rt := &all[i]
-		if !tracker.Doomed(rt) {
+		if rt.DeletionTimestamp.IsZero() {
 			if err := r.Trackers.Protect(ctx, rt); err != nil {
 				return nil, err
 			}
 			continue
+		}
+		if !tracker.Doomed(rt) {
+			// Being deleted, and held by someone else's finalizer (a
+			// foreground deletion, say) after Steward let it go: nothing
+			// is written into it; a rescue copy keeps its entries until
+			// it is gone and can be re-created.
+			if err := r.Trackers.KeepRescue(ctx, rt); err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("resource tracker %s is being deleted and held by finalizers %v: it is re-created once it is gone", rt.Name, rt.Finalizers)
 		}
 		fresh, err := r.Trackers.Recreate(ctx, rt)
 		if err != nil {

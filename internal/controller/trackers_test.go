@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -210,4 +212,64 @@ policies:
 	if n := len(left.Items); n > 0 {
 		t.Errorf("%d rescue copies left behind", n)
 	}
+}
+
+func TestTrackers_ForegroundDeletedTrackerStillCollectsItsGarbage(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+	waitReady(t, ns, "web")
+	lift := denyServiceDeletes(t, ns)
+	// v2 drops the Service; its delete is refused, so v1's tracker keeps it
+	// marked for deletion.
+	setSpec(t, ns, "web", v2Spec, nil)
+	eventually(t, 20*time.Second, "the Service marked for deletion", func() error {
+		if !anyEntry(t, ns, "web", func(e v1beta1.ManagedResource) bool { return e.Kind == "Service" && e.Deleted }) {
+			return errNotYet
+		}
+		return nil
+	})
+	ctx := context.Background()
+	name := tracker.Name("web", ns, tracker.Versioned(1))
+	old := trackerNamed(t, ns, "web", name)
+	// kubectl delete --cascade=foreground: the API server adds its own
+	// finalizer, which outlives Steward's (envtest runs no garbage
+	// collector, so it stays until the test removes it as one would).
+	if err := testClient.Delete(ctx, old, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
+		t.Fatal(err)
+	}
+	var held *v1beta1.ResourceTracker
+	eventually(t, 20*time.Second, "Steward to let the tracker go, leaving the foreground finalizer", func() error {
+		held = trackerNamed(t, ns, "web", name)
+		if held == nil || held.UID != old.UID {
+			return fmt.Errorf("the tracker is gone or replaced while the foreground finalizer holds it")
+		}
+		if controllerutil.ContainsFinalizer(held, v1beta1.FinalizerTrackerProtection) {
+			return errNotYet
+		}
+		return nil
+	})
+	// Several passes run while the tracker is held (the error back-off
+	// retries within milliseconds, the re-sync period is 2 s): none may
+	// write into it or forget its entries.
+	for range 30 {
+		if rt := trackerNamed(t, ns, "web", name); rt == nil || rt.UID != old.UID {
+			t.Fatal("the tracker went while the foreground finalizer held it")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	held = trackerNamed(t, ns, "web", name)
+	// The garbage collector finishes the foreground deletion, and the
+	// Service may be deleted again.
+	held.Finalizers = nil
+	if err := testClient.Update(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	lift()
+	eventually(t, 30*time.Second, "the Service collected once the tracker is back", func() error {
+		if serviceExists(t, ns, "web") {
+			return errNotYet
+		}
+		return nil
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -43,7 +44,7 @@ func Encode(spec *v1beta1.ResourceTrackerSpec, entries []v1beta1.ManagedResource
 // Decode returns the entries of spec, whichever way they are stored.
 func Decode(spec *v1beta1.ResourceTrackerSpec) ([]v1beta1.ManagedResource, error) {
 	if spec.Compression.Type == v1beta1.CompressionNone || spec.Compression.Data == "" {
-		return spec.ManagedResources, nil
+		return slices.Clone(spec.ManagedResources), nil
 	}
 	d, err := decodeCompressed(spec)
 	if err != nil {

@@ -116,6 +116,13 @@ func (s *Store) dropRescue(ctx context.Context, name string) error {
 	return nil
 }
 
+// KeepRescue writes the rescue copy of a tracker that is being deleted
+// while another finalizer than Steward's holds it, so that it can be
+// re-created once it is gone (RestoreRescued).
+func (s *Store) KeepRescue(ctx context.Context, rt *v1beta1.ResourceTracker) error {
+	return s.writeRescue(ctx, rt)
+}
+
 // RestoreRescued finishes re-creations a stopped pass left half done: for
 // every rescue copy of the Application's trackers, the tracker is created
 // from it when it does not exist (read from the API server, never from a
@@ -134,7 +141,8 @@ func (s *Store) RestoreRescued(ctx context.Context, app AppRef) ([]string, error
 		copy := &list.Items[i]
 		var of rescued
 		if err := json.Unmarshal([]byte(copy.Annotations[v1beta1.AnnotationRescueOf]), &of); err != nil || of.Name == "" {
-			return restored, fmt.Errorf("rescue copy %s: unreadable %s annotation: %v", copy.Name, v1beta1.AnnotationRescueOf, err)
+			// Not one Steward wrote: left alone, and it blocks nothing.
+			continue
 		}
 		live := &v1beta1.ResourceTracker{}
 		err := s.reader().Get(ctx, client.ObjectKey{Name: of.Name}, live)
@@ -153,8 +161,11 @@ func (s *Store) RestoreRescued(ctx context.Context, app AppRef) ([]string, error
 			restored = append(restored, of.Name)
 		case err != nil:
 			return restored, fmt.Errorf("reading resource tracker %s: %w", of.Name, err)
-		case Doomed(live):
-			// Still to be re-created by Recreate, which overwrites the copy.
+		case !live.DeletionTimestamp.IsZero():
+			// Still being deleted: held by Steward's finalizer (Recreate
+			// will overwrite the copy) or by someone else's (a foreground
+			// deletion, say), in which case the tracker is re-created
+			// from this copy once it is gone.
 			continue
 		}
 		if err := s.dropRescue(ctx, of.Name); err != nil {

@@ -3,6 +3,7 @@ package tracker
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -76,7 +77,9 @@ func (s *Store) list(ctx context.Context, r client.Reader, app AppRef) ([]v1beta
 // The slice returned is the caller's to change.
 func Entries(rt *v1beta1.ResourceTracker) ([]v1beta1.ManagedResource, error) {
 	if rt.Spec.Compression.Type == v1beta1.CompressionNone || rt.Spec.Compression.Data == "" {
-		return rt.Spec.ManagedResources, nil
+		// A copy: callers change entries before saving them, and the
+		// save's patch is computed against the tracker as it was.
+		return slices.Clone(rt.Spec.ManagedResources), nil
 	}
 	d, err := decodedEntries.get(rt)
 	if err != nil {
