@@ -265,3 +265,52 @@ func TestFinalizer_AddedWithoutDroppingOneAddedMeanwhile(t *testing.T) {
 		t.Error("the orphan finalizer was lost: the Service was deleted with the app")
 	}
 }
+
+func TestGarbageCollection_FollowsTheRulesAsTheyAreNow(t *testing.T) {
+	for name, rule := range map[string]string{
+		"read-only":   "{type: read-only, name: ro, properties: {rules: [{selector: {resourceTypes: [Service]}}]}}",
+		"onAppDelete": "{type: garbage-collect, name: keep, properties: {rules: [{selector: {resourceTypes: [Service]}, strategy: onAppDelete}]}}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			ns := newNamespace(t)
+			startManager(t, testCfg, testOptions())
+			createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+			waitReady(t, ns, "web")
+			// A later version adds the rule for the Service v1 created;
+			// a version after it drops the Service from the spec. The
+			// rule, as it is now, keeps the Service.
+			policies := "policies:\n  - " + rule + "\n"
+			setSpec(t, ns, "web", v1Spec+policies, nil)
+			waitRevision(t, ns, "web")
+			setSpec(t, ns, "web", v2Spec+policies, nil)
+			waitRevision(t, ns, "web")
+			eventually(t, 15*time.Second, "garbage collection of the dropped version", func() error {
+				if anyEntry(t, ns, "web", func(e v1beta1.ManagedResource) bool { return e.Deleted }) {
+					return errNotYet
+				}
+				return nil
+			})
+			if !serviceExists(t, ns, "web") {
+				t.Fatalf("the Service a %s rule keeps was deleted when a new version dropped it", name)
+			}
+			deleteApp(t, ns, "web")
+			if kept := serviceExists(t, ns, "web"); kept != (name == "read-only") {
+				t.Errorf("after the app's deletion the Service exists: %v (a %s rule)", kept, name)
+			}
+		})
+	}
+}
+
+// waitRevision waits until the Application's current generation is
+// recorded and kept.
+func waitRevision(t *testing.T, ns, name string) {
+	t.Helper()
+	eventually(t, 15*time.Second, "the new revision recorded", func() error {
+		app := getApp(t, ns, name)
+		if app.Status.LatestRevision == nil || app.Status.LatestRevision.Revision != app.Generation {
+			return errNotYet
+		}
+		return nil
+	})
+	waitReady(t, ns, name)
+}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apply"
+	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
@@ -41,7 +43,7 @@ func (r *ApplicationReconciler) collectGarbage(ctx context.Context, s *scope) er
 			return err
 		}
 	}
-	return r.recycle(ctx, s)
+	return r.recycle(ctx, s, live)
 }
 
 // collectTracker handles the garbage of one older tracker. The older
@@ -61,10 +63,19 @@ func (r *ApplicationReconciler) collectTracker(ctx context.Context, s *scope, ap
 		return nil
 	}
 	garbage := map[tracker.Key]bool{}
+	types := componentTypes(s.app)
 	for _, e := range entries {
-		if k := tracker.KeyOf(e); !live[k] && !e.SkipGC {
-			garbage[k] = true
+		k := tracker.KeyOf(e)
+		if live[k] || e.SkipGC {
+			continue
 		}
+		if keptOnUpdate(s.rules, resourceOf(e, types)) {
+			// The policies as they are now keep it, whatever the
+			// version that recorded it said: a rule added later counts.
+			ctrl.LoggerFrom(ctx).V(1).Info("Left in place by garbage collection", "object", k.String(), "component", e.Component)
+			continue
+		}
+		garbage[k] = true
 	}
 	if len(garbage) > 0 {
 		// Phase one: write down the intent before deleting anything.
@@ -111,8 +122,10 @@ func (r *ApplicationReconciler) collectTracker(ctx context.Context, s *scope, ap
 
 // recycle removes the oldest trackers beyond the revision limit, and
 // trackers left by an earlier Application of the same name, once they hold
-// no entry still waiting for deletion.
-func (r *ApplicationReconciler) recycle(ctx context.Context, s *scope) error {
+// no entry still waiting for deletion and no entry the policies keep that
+// no live tracker lists (it would be left untracked: neither repaired nor
+// deleted with the Application).
+func (r *ApplicationReconciler) recycle(ctx context.Context, s *scope, live map[tracker.Key]bool) error {
 	keepHistory := r.Options.RevisionLimit
 	if limit := s.rules.GC.ApplicationRevisionLimit; limit != nil && *limit >= 0 {
 		keepHistory = *limit
@@ -121,7 +134,7 @@ func (r *ApplicationReconciler) recycle(ctx context.Context, s *scope) error {
 	for i := range s.older {
 		rt := &s.older[i]
 		if rt.Labels[v1beta1.LabelAppUID] != string(s.app.UID) {
-			if err := r.deleteIfSettled(ctx, s, rt); err != nil {
+			if err := r.deleteIfSettled(ctx, s, rt, live); err != nil {
 				return err
 			}
 			continue
@@ -129,20 +142,24 @@ func (r *ApplicationReconciler) recycle(ctx context.Context, s *scope) error {
 		mine = append(mine, rt)
 	}
 	for i := 0; i < len(mine)-keepHistory; i++ {
-		if err := r.deleteIfSettled(ctx, s, mine[i]); err != nil {
+		if err := r.deleteIfSettled(ctx, s, mine[i], live); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *ApplicationReconciler) deleteIfSettled(ctx context.Context, s *scope, rt *v1beta1.ResourceTracker) error {
+func (r *ApplicationReconciler) deleteIfSettled(ctx context.Context, s *scope, rt *v1beta1.ResourceTracker, live map[tracker.Key]bool) error {
 	entries, err := tracker.Entries(rt)
 	if err != nil {
 		return nil
 	}
+	types := componentTypes(s.app)
 	for _, e := range entries {
 		if e.Deleted {
+			return nil
+		}
+		if !live[tracker.KeyOf(e)] && (e.SkipGC || keptOnUpdate(s.rules, resourceOf(e, types))) {
 			return nil
 		}
 	}
@@ -171,6 +188,13 @@ func liveKeys(rts ...*v1beta1.ResourceTracker) (map[tracker.Key]bool, error) {
 		}
 	}
 	return out, nil
+}
+
+// keptOnUpdate reports whether the resource policies keep r when a new
+// version drops it: a garbage-collect rule with strategy never or
+// onAppDelete, or a read-only rule.
+func keptOnUpdate(rules *policy.Rules, r policy.Resource) bool {
+	return keptByPolicy(rules, r) || rules.GCStrategy(r) == policy.OnAppDelete
 }
 
 // annotationCollectedAgainst stamps an older tracker with the live version
