@@ -16,7 +16,7 @@ import (
 
 // benchFixture is a webservice with scaler, labels and expose, rendered
 // with the built-in definitions.
-func benchFixture(b *testing.B) (*v1beta1.Application, Definitions) {
+func benchFixture(b testing.TB) (*v1beta1.Application, Definitions) {
 	b.Helper()
 	defs := Definitions{Components: map[string]*v1beta1.ComponentDefinition{}, Traits: map[string]*v1beta1.TraitDefinition{}}
 	read := func(name string, into any) {

@@ -14,7 +14,7 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/lru"
 )
 
 // Definition kinds, as used in cache keys and CheckTemplate.
@@ -39,22 +39,35 @@ type compiled struct {
 	err     error
 }
 
-// cacheKey is a definition's identity plus the part of it compiled: ""
-// for the template, or one of the status fields (status.go). The entry for
-// a key is replaced when its resourceVersion or source changes, so the
-// cache holds at most one compiled template per definition part.
+// cacheKey is a definition's name plus the part of it compiled: "" for
+// the template, or one of the status fields (status.go). The entry for a
+// key is replaced when the definition's UID, resourceVersion or source
+// changes, so the cache holds at most one compiled template per definition
+// part.
 type cacheKey struct {
 	kind, namespace, name string
-	uid                   types.UID
 	part                  string
 }
 
+// DefaultCacheSize bounds the compiled definition parts a Renderer keeps:
+// a template and up to three status templates per definition revision in
+// use. Past it, the least recently used part is dropped and compiled again
+// when next needed.
+const DefaultCacheSize = 1024
+
 // Renderer renders Applications. It is safe for concurrent use and keeps
-// every definition compiled once, keyed by identity, resourceVersion and
-// template hash.
+// each definition revision compiled once, keyed by name and checked
+// against UID, resourceVersion and template hash, in an LRU cache of
+// bounded size.
+//
+// Memory stays bounded by the definitions in use, not by the number of
+// evaluations: every evaluation compiles its data (context, parameter,
+// live objects) with BuildExpr, which the CUE runtime does not index,
+// and exports plain Go data, so nothing of it stays reachable once it
+// returns. CompileBytes would register each compiled document with the
+// context's runtime for the runtime's lifetime.
 type Renderer struct {
-	mu    sync.Mutex
-	cache map[cacheKey]*compiled
+	cache *lru.Cache
 	// noCache compiles every template on every use (benchmarks).
 	noCache bool
 	// observe is told about every cache lookup; nil when nobody listens.
@@ -70,6 +83,12 @@ type CacheObserver func(kind string, hit bool)
 // Option configures a Renderer.
 type Option func(*Renderer)
 
+// WithCacheSize bounds the compiled definition parts kept (default
+// DefaultCacheSize).
+func WithCacheSize(n int) Option {
+	return func(r *Renderer) { r.cache = lru.New(max(n, 1)) }
+}
+
 // WithCacheObserver reports every compile-cache lookup to fn, so that the
 // controller can export hit and miss counts as metrics without render
 // depending on a metrics library.
@@ -79,7 +98,7 @@ func WithCacheObserver(fn CacheObserver) Option {
 
 // NewRenderer returns a Renderer with an empty compile cache.
 func NewRenderer(opts ...Option) *Renderer {
-	r := &Renderer{cache: map[cacheKey]*compiled{}}
+	r := &Renderer{cache: lru.New(DefaultCacheSize)}
 	for _, o := range opts {
 		o(r)
 	}
@@ -172,12 +191,11 @@ func (r *Renderer) cached(kind, part string, meta *metav1.ObjectMeta, src string
 		return compile(src)
 	}
 	sum := sha256.Sum256([]byte(src))
-	version := meta.ResourceVersion + "/" + hex.EncodeToString(sum[:8])
-	key := cacheKey{kind: kind, namespace: meta.Namespace, name: meta.Name, uid: meta.UID, part: part}
+	version := string(meta.UID) + "/" + meta.ResourceVersion + "/" + hex.EncodeToString(sum[:8])
+	key := cacheKey{kind: kind, namespace: meta.Namespace, name: meta.Name, part: part}
 
-	r.mu.Lock()
-	c, ok := r.cache[key]
-	r.mu.Unlock()
+	v, ok := r.cache.Get(key)
+	c, _ := v.(*compiled)
 	hit := ok && c.version == version
 	if r.observe != nil {
 		r.observe(kind, hit)
@@ -187,9 +205,7 @@ func (r *Renderer) cached(kind, part string, meta *metav1.ObjectMeta, src string
 	}
 	c = compile(src)
 	c.version = version
-	r.mu.Lock()
-	r.cache[key] = c
-	r.mu.Unlock()
+	r.cache.Add(key, c)
 	return c
 }
 
@@ -218,11 +234,10 @@ func withoutIncomplete(err error) error {
 // Forget drops the compiled parts of a definition that no longer exists,
 // so that deleted or re-created definitions do not accumulate.
 func (r *Renderer) Forget(kind, namespace, name string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for k := range r.cache {
-		if k.kind == kind && k.namespace == namespace && k.name == name {
-			delete(r.cache, k)
-		}
+	for _, part := range []string{"", partHealthPolicy, partCustomStatus, partDetails} {
+		r.cache.Remove(cacheKey{kind: kind, namespace: namespace, name: name, part: part})
 	}
 }
+
+// CachedParts is the number of compiled definition parts held.
+func (r *Renderer) CachedParts() int { return r.cache.Len() }

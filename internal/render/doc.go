@@ -22,15 +22,20 @@
 // Implementation notes:
 //
 //   - Each definition's template is parsed and compiled once into its own
-//     CUE context (compile.go) and cached by kind, namespace, name and UID;
-//     the entry is replaced when the resourceVersion or the template hash
-//     changes. CUE values are not safe for concurrent evaluation, so each
-//     cached template has a mutex; different definitions render in
-//     parallel.
+//     CUE context (compile.go) and cached by kind, namespace, name and
+//     part in a bounded LRU (k8s.io/utils/lru); the entry is replaced when
+//     the UID, resourceVersion or template hash changes. CUE values are
+//     not safe for concurrent evaluation, so each cached template has a
+//     mutex; different definitions render in parallel.
 //   - Evaluation (evaluate.go) fills `context` and `parameter` with JSON
-//     compiled into the template's context, checks `parameter`, `errs`,
-//     and exports `output`, `outputs`, `patch` and `patchOutputs` as plain
-//     Go data. Nothing CUE leaves the evaluation.
+//     compiled into the template's context as an expression (BuildExpr),
+//     checks `parameter`, `errs`, and exports `output`, `outputs`, `patch`
+//     and `patchOutputs` as plain Go data. Nothing CUE leaves the
+//     evaluation, and nothing of it stays reachable afterwards: unlike
+//     CompileBytes, BuildExpr does not register the compiled data with
+//     the context's runtime, so a long-lived compiled template does not
+//     grow with the renders and health checks it serves
+//     (TestRenderer_RetainsNothingPerEvaluation guards this).
 //   - Trait patches (patch.go) are applied in Go to that data, following
 //     KubeVela's strategic unification and its comment directives
 //     (+patchKey, +patchStrategy=retainKeys|replace|jsonPatch|jsonMergePatch),

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/parser"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 )
@@ -139,7 +140,20 @@ func (c *compiled) data(x any) (cue.Value, error) {
 	if err != nil {
 		return cue.Value{}, err
 	}
-	v := c.ctx.CompileBytes(b)
+	return c.source(b)
+}
+
+// source compiles JSON source into the template's CUE context as an
+// expression. Unlike CompileBytes, BuildExpr registers nothing with the
+// context's runtime, so the value is garbage once the evaluation ends:
+// this is what keeps a long-lived compiled template from growing with
+// every render and health check.
+func (c *compiled) source(b []byte) (cue.Value, error) {
+	expr, err := parser.ParseExpr("data", b)
+	if err != nil {
+		return cue.Value{}, err
+	}
+	v := c.ctx.BuildExpr(expr)
 	return v, v.Err()
 }
 

@@ -129,12 +129,12 @@ func (c *compiled) fill(in statusInput) (cue.Value, error) {
 	if c.err != nil {
 		return cue.Value{}, fmt.Errorf("template does not compile: %w", c.err)
 	}
-	ctxVal := c.ctx.CompileBytes(in.context)
-	if err := ctxVal.Err(); err != nil {
+	ctxVal, err := c.source(in.context)
+	if err != nil {
 		return cue.Value{}, fmt.Errorf("context: %w", err)
 	}
-	paramVal := c.ctx.CompileBytes(in.parameter)
-	if err := paramVal.Err(); err != nil {
+	paramVal, err := c.source(in.parameter)
+	if err != nil {
 		return cue.Value{}, fmt.Errorf("parameter: %w", err)
 	}
 	return c.value.FillPath(pathContext, ctxVal).FillPath(pathParameter, paramVal), nil
