@@ -127,7 +127,7 @@ func soakPanel(title, x string) *plot.Plot {
 	p.Title.Text = title
 	p.X.Label.Text = x
 	p.Y.Label.Text = "MiB"
-	p.X.Tick.Marker = integerTicks{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = integerTicks{}, integerTicks{}
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Add(plotter.NewGrid())
