@@ -389,7 +389,7 @@ func soakSection(res *Results, imgDir string, charts []string) string {
 		if ref.Commit != "" {
 			commit = ", commit " + ref.Commit
 		}
-		fmt.Fprintf(&b, "\n### Before: %s\n\n", ref.Label)
+		fmt.Fprintf(&b, "### Before: %s\n\n", ref.Label)
 		fmt.Fprintf(&b, "The same soak run on %s%s (%d apps for %s), drawn dashed in the chart above.\n\n",
 			ref.Started.Format("2006-01-02 15:04 MST"), commit, ref.Soak[0].Apps, minutesText(ref.Soak[0].Duration))
 		b.WriteString(soakGrowthTable(ref.Soak))
