@@ -18,6 +18,7 @@ import (
 const (
 	MemoryChart   = "bench-memory.png"
 	RequestsChart = "bench-requests.png"
+	SoakChart     = "bench-soak.png"
 )
 
 // verbOrder stacks request verbs from reads to writes.
@@ -42,7 +43,95 @@ func writeCharts(res *Results, dir string) ([]string, error) {
 		}
 		written = append(written, RequestsChart)
 	}
+	if len(res.Soak) > 0 {
+		var before []SoakResult
+		if res.SoakBefore != nil {
+			before = res.SoakBefore.Soak
+		}
+		if err := soakChart(res.Soak, before, filepath.Join(dir, SoakChart)); err != nil {
+			return nil, err
+		}
+		written = append(written, SoakChart)
+	}
 	return written, nil
+}
+
+// soakChart plots, side by side, heap in use after GC and RSS of each
+// controller against minutes of the soak; before, an earlier soak, is
+// drawn dashed in the same colours.
+func soakChart(results, before []SoakResult, path string) error {
+	heap := soakPanel("Heap in use after GC", "minutes")
+	rss := soakPanel("Resident set size", "minutes")
+	colour := map[string]int{}
+	for i, r := range results {
+		colour[r.Controller] = i
+	}
+	for _, p := range []*plot.Plot{heap, rss} {
+		value := func(pt SoakPoint) float64 { return pt.RSS }
+		if p == heap {
+			value = func(pt SoakPoint) float64 { return pt.HeapInuse }
+		}
+		for _, set := range []struct {
+			results []SoakResult
+			dashed  bool
+		}{{results, false}, {before, true}} {
+			for _, r := range set.results {
+				c, ok := colour[r.Controller]
+				if !ok {
+					c = len(colour)
+					colour[r.Controller] = c
+				}
+				xys := make(plotter.XYs, len(r.Points))
+				for j, pt := range r.Points {
+					xys[j] = plotter.XY{X: pt.Minute, Y: value(pt) / mib}
+					p.Y.Max = max(p.Y.Max, value(pt)/mib*1.4)
+				}
+				line, points, err := plotter.NewLinePoints(xys)
+				if err != nil {
+					return err
+				}
+				line.Color, points.Color = plotutil.Color(c), plotutil.Color(c)
+				line.Width = vg.Points(2)
+				points.Shape = plotutil.Shape(c)
+				name := r.Controller
+				if set.dashed {
+					line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+					name += " (before)"
+				}
+				p.Add(line, points)
+				p.Legend.Add(name, line, points)
+			}
+		}
+	}
+	const w, h = 20 * vg.Centimeter, 9 * vg.Centimeter
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Centimeter, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2,
+		PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
+	canvases := plot.Align([][]*plot.Plot{{heap, rss}}, tiles, dc)
+	heap.Draw(canvases[0][0])
+	rss.Draw(canvases[0][1])
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func soakPanel(title, x string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = "MiB"
+	p.X.Tick.Marker, p.Y.Tick.Marker = integerTicks{}, integerTicks{}
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Add(plotter.NewGrid())
+	return p
 }
 
 // memoryChart plots, side by side, heap in use after GC and RSS of each

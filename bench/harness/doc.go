@@ -29,10 +29,18 @@
 //     sends with the same keys (RequestKeyOf mirrors the apiserver's verb
 //     naming) and that is subtracted; events are counted apart, and the
 //     apiserver's own background writes are left out.
-//   - Memory (scenario_memory.go) is heap in use just after a collection,
-//     found by sampling /metrics every 100 ms and taking each GC cycle's
-//     lowest sample: plain heap in use swings with the GC cycle by up to
-//     the size of the live heap, far more than the 5% the target allows.
+//   - Memory (scenario_memory.go, scenario_soak.go) is heap in use just
+//     after a collection: plain heap in use swings with the GC cycle by up
+//     to the size of the live heap, far more than the 5% the targets
+//     allow. A controller started with --pprof-addr={pprof-addr} is made
+//     to collect through /debug/pprof/heap?gc=1&debug=1, whose text ends
+//     with runtime.MemStats read after the collection (Process.HeapAfterGC);
+//     one without is sampled on /metrics every 100 ms and each GC cycle's
+//     lowest sample taken. The apps re-sync while sampled: memory that
+//     grows with passes must show.
+//   - The soak's webservice apps need rolled-out Deployments to be
+//     healthy; the control plane runs no Deployment controller, so the
+//     harness writes their status (waitHealthy).
 //   - Prometheus text is parsed by a small parser (promtext.go) rather
 //     than a client library: the format is simple and the harness needs
 //     only names, labels and values.

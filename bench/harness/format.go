@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -116,6 +117,37 @@ func findFleet(fs []FleetResult, name string) (FleetResult, bool) {
 		}
 	}
 	return FleetResult{}, false
+}
+
+func findSoak(ss []SoakResult, name string) (SoakResult, bool) {
+	for _, s := range ss {
+		if s.Controller == name {
+			return s, true
+		}
+	}
+	return SoakResult{}, false
+}
+
+// forced reports whether the memory scenario forced its collections.
+func forced(ms []MemoryResult) bool {
+	for _, m := range ms {
+		for _, p := range m.Points {
+			if !p.ForcedGC {
+				return false
+			}
+		}
+	}
+	return len(ms) > 0
+}
+
+func minutesText(d Duration) string {
+	if m := d.D().Minutes(); m >= 1 && m == math.Trunc(m) {
+		if m == 1 {
+			return "1 minute"
+		}
+		return fmt.Sprintf("%.0f minutes", m)
+	}
+	return secs(d)
 }
 
 func yesNo(ok bool) string {

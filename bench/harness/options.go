@@ -14,10 +14,11 @@ const (
 	ScenarioDrift  = "drift"
 	ScenarioFleet  = "fleet"
 	ScenarioBigApp = "bigapp"
+	ScenarioSoak   = "soak"
 )
 
 // AllScenarios lists every scenario in run order.
-var AllScenarios = []string{ScenarioMemory, ScenarioSteady, ScenarioDrift, ScenarioFleet, ScenarioBigApp}
+var AllScenarios = []string{ScenarioMemory, ScenarioSteady, ScenarioDrift, ScenarioFleet, ScenarioBigApp, ScenarioSoak}
 
 // Options configure a benchmark run.
 type Options struct {
@@ -53,12 +54,16 @@ type Profile struct {
 	Drift  DriftConfig  `json:"drift"`
 	Fleet  FleetConfig  `json:"fleet"`
 	BigApp BigAppConfig `json:"bigApp"`
+	Soak   SoakConfig   `json:"soak"`
 }
 
 // MemoryConfig sizes the memory-vs-unrelated-objects scenario.
 type MemoryConfig struct {
 	Apps         int `json:"apps"`
 	ResourcesPer int `json:"resourcesPerApp"`
+	// Interval is the apps' reconcile-interval: they re-sync while memory
+	// is sampled.
+	Interval Duration `json:"interval"`
 	// Unrelated are the numbers of unrelated Deployments measured at, in
 	// increasing order.
 	Unrelated []int `json:"unrelated"`
@@ -69,11 +74,22 @@ type MemoryConfig struct {
 	Settle Duration `json:"settle"`
 	// Each level is sampled every SampleEvery for at least Window and
 	// until the controller has collected garbage GCs times, for no more
-	// than MaxWindow.
+	// than MaxWindow. A controller serving pprof is instead made to
+	// collect garbage GCs times, Window/GCs apart.
 	Window      Duration `json:"window"`
 	SampleEvery Duration `json:"sampleEvery"`
 	GCs         int      `json:"gcs"`
 	MaxWindow   Duration `json:"maxWindow"`
+}
+
+// SoakConfig sizes the soak scenario: Apps webservice Applications with
+// three traits re-sync every Interval for Duration; heap after a forced
+// GC is read every SampleEvery.
+type SoakConfig struct {
+	Apps        int      `json:"apps"`
+	Interval    Duration `json:"interval"`
+	Duration    Duration `json:"duration"`
+	SampleEvery Duration `json:"sampleEvery"`
 }
 
 // SteadyConfig sizes the steady-state API cost scenario.
@@ -108,13 +124,14 @@ type BigAppConfig struct {
 func FullProfile() Profile {
 	return Profile{
 		Name: "full",
-		Memory: MemoryConfig{Apps: 100, ResourcesPer: 4, Unrelated: []int{0, 2000, 6000},
+		Memory: MemoryConfig{Apps: 100, ResourcesPer: 4, Interval: Duration(30 * time.Second), Unrelated: []int{0, 2000, 6000},
 			WarmUp: Duration(10 * time.Second), Settle: Duration(10 * time.Second), Window: Duration(15 * time.Second),
 			SampleEvery: Duration(100 * time.Millisecond), GCs: 3, MaxWindow: Duration(2 * time.Minute)},
 		Steady: SteadyConfig{Apps: 100, ResourcesPer: 4, Interval: Duration(30 * time.Second), Passes: 2},
 		Drift:  DriftConfig{Deletes: 10, ResourcesPer: 4, Interval: Duration(10 * time.Second)},
 		Fleet:  FleetConfig{Apps: 1000, ResourcesPer: 8, Timeout: Duration(10 * time.Minute)},
 		BigApp: BigAppConfig{Resources: 500, Timeout: Duration(5 * time.Minute)},
+		Soak:   SoakConfig{Apps: 100, Interval: Duration(10 * time.Second), Duration: Duration(10 * time.Minute), SampleEvery: Duration(time.Minute)},
 	}
 }
 
@@ -123,13 +140,14 @@ func FullProfile() Profile {
 func QuickProfile() Profile {
 	return Profile{
 		Name: "quick",
-		Memory: MemoryConfig{Apps: 20, ResourcesPer: 4, Unrelated: []int{0, 500},
+		Memory: MemoryConfig{Apps: 20, ResourcesPer: 4, Interval: Duration(30 * time.Second), Unrelated: []int{0, 500},
 			WarmUp: Duration(5 * time.Second), Settle: Duration(2 * time.Second), Window: Duration(5 * time.Second),
 			SampleEvery: Duration(100 * time.Millisecond), GCs: 3, MaxWindow: Duration(time.Minute)},
 		Steady: SteadyConfig{Apps: 20, ResourcesPer: 4, Interval: Duration(10 * time.Second), Passes: 2},
 		Drift:  DriftConfig{Deletes: 3, ResourcesPer: 4, Interval: Duration(10 * time.Second)},
 		Fleet:  FleetConfig{Apps: 100, ResourcesPer: 8, Timeout: Duration(5 * time.Minute)},
 		BigApp: BigAppConfig{Resources: 100, Timeout: Duration(2 * time.Minute)},
+		Soak:   SoakConfig{Apps: 30, Interval: Duration(10 * time.Second), Duration: Duration(3 * time.Minute), SampleEvery: Duration(time.Minute)},
 	}
 }
 

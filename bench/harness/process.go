@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -23,6 +24,10 @@ const (
 	// of the run, so both controllers get the same.
 	PlaceholderQPS   = "{qps}"
 	PlaceholderBurst = "{burst}"
+	// PlaceholderPprofAddr becomes a free loopback address for the
+	// controller's /debug/pprof/ endpoints. Optional: with it, memory is
+	// read after a collection the harness forces (HeapAfterGC).
+	PlaceholderPprofAddr = "{pprof-addr}"
 )
 
 // Controller is a controller under test: a name for reports and a command
@@ -45,11 +50,15 @@ func ParseController(v string) (Controller, error) {
 	return Controller{Name: name, Command: cmd}, nil
 }
 
+// ServesPprof reports whether the command line asks for pprof endpoints.
+func (c Controller) ServesPprof() bool { return strings.Contains(c.Command, PlaceholderPprofAddr) }
+
 // Args expands the placeholders and splits the command line like a shell
 // would for plain words, 'single' and "double" quotes.
-func (c Controller) Args(metricsAddr string, qps float64, burst int) ([]string, error) {
+func (c Controller) Args(metricsAddr, pprofAddr string, qps float64, burst int) ([]string, error) {
 	cmd := strings.NewReplacer(
 		PlaceholderMetricsAddr, metricsAddr,
+		PlaceholderPprofAddr, pprofAddr,
 		PlaceholderQPS, strconv.FormatFloat(qps, 'f', -1, 64),
 		PlaceholderBurst, strconv.Itoa(burst),
 	).Replace(c.Command)
@@ -96,6 +105,9 @@ func splitCommand(s string) ([]string, error) {
 type Process struct {
 	Name       string
 	MetricsURL string
+	// PprofURL is the base of /debug/pprof/, empty when the controller
+	// serves none.
+	PprofURL   string
 	cmd        *exec.Cmd
 	done       chan struct{}
 	waitErr    error
@@ -111,7 +123,13 @@ func StartController(ctx context.Context, c Controller, kubeconfig, logPath stri
 	if err != nil {
 		return nil, err
 	}
-	args, err := c.Args(addr, qps, burst)
+	pprofAddr := ""
+	if c.ServesPprof() {
+		if pprofAddr, err = freeLoopbackAddr(); err != nil {
+			return nil, err
+		}
+	}
+	args, err := c.Args(addr, pprofAddr, qps, burst)
 	if err != nil {
 		return nil, fmt.Errorf("controller %s: %w", c.Name, err)
 	}
@@ -128,7 +146,10 @@ func StartController(ctx context.Context, c Controller, kubeconfig, logPath stri
 		return nil, fmt.Errorf("starting controller %s (%s): %w", c.Name, args[0], err)
 	}
 	p := &Process{Name: c.Name, MetricsURL: "http://" + addr + "/metrics", cmd: cmd, done: make(chan struct{}),
-		logFile: logFile, httpClient: &http.Client{Timeout: 10 * time.Second}}
+		logFile: logFile, httpClient: &http.Client{Timeout: 30 * time.Second}}
+	if pprofAddr != "" {
+		p.PprofURL = "http://" + pprofAddr + "/debug/pprof/"
+	}
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.done)
@@ -189,6 +210,82 @@ func (p *Process) Memory(ctx context.Context) (Memory, error) {
 		m.RSS, err = rssFromProc(p.cmd.Process.Pid)
 	}
 	return m, err
+}
+
+// HeapStats is the Go heap of a controller right after a collection.
+type HeapStats struct {
+	// HeapInuse is runtime.MemStats.HeapInuse: bytes in spans holding at
+	// least one object, the figure go_memstats_heap_inuse_bytes exports.
+	HeapInuse float64 `json:"heapInuseBytes"`
+	// HeapAlloc is the bytes of live objects (no span fragmentation).
+	HeapAlloc float64 `json:"heapAllocBytes"`
+	RSS       float64 `json:"rssBytes"`
+}
+
+// HeapAfterGC has the controller collect garbage and reads its heap:
+// /debug/pprof/heap?gc=1 runs runtime.GC() before it writes the profile,
+// and with debug=1 the profile ends with runtime.MemStats read after it.
+// Between the two, the controller only writes the profile (and whatever
+// its reconcilers do meanwhile), so the figure is the live heap plus at
+// most a few milliseconds of allocation. RSS comes from /proc.
+func (p *Process) HeapAfterGC(ctx context.Context) (HeapStats, error) {
+	if p.PprofURL == "" {
+		return HeapStats{}, fmt.Errorf("controller %s serves no pprof endpoints: add --pprof-addr=%s to its command line", p.Name, PlaceholderPprofAddr)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.PprofURL+"heap?gc=1&debug=1", nil)
+	if err != nil {
+		return HeapStats{}, err
+	}
+	resp, err := p.httpClient.Do(req)
+	if err != nil {
+		return HeapStats{}, fmt.Errorf("controller %s: heap profile: %w", p.Name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return HeapStats{}, fmt.Errorf("controller %s: heap profile: %s", p.Name, resp.Status)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return HeapStats{}, fmt.Errorf("controller %s: heap profile: %w", p.Name, err)
+	}
+	h, err := parseMemStats(string(body))
+	if err != nil {
+		return h, fmt.Errorf("controller %s: %w", p.Name, err)
+	}
+	h.RSS, err = rssFromProc(p.cmd.Process.Pid)
+	return h, err
+}
+
+// parseMemStats reads the "# HeapInuse = N" lines that end a debug=1 heap
+// profile.
+func parseMemStats(profile string) (HeapStats, error) {
+	var h HeapStats
+	found := 0
+	for _, line := range strings.Split(profile, "\n") {
+		name, value, ok := strings.Cut(strings.TrimPrefix(line, "# "), " = ")
+		if !ok {
+			continue
+		}
+		var dst *float64
+		switch name {
+		case "HeapInuse":
+			dst = &h.HeapInuse
+		case "HeapAlloc":
+			dst = &h.HeapAlloc
+		default:
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			return h, fmt.Errorf("heap profile: %s = %q: %w", name, value, err)
+		}
+		*dst = v
+		found++
+	}
+	if found < 2 {
+		return h, errors.New("heap profile: no runtime.MemStats (HeapInuse, HeapAlloc) at its end")
+	}
+	return h, nil
 }
 
 // rssFromProc reads VmRSS of a process from /proc (Linux).

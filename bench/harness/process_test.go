@@ -18,19 +18,30 @@ func TestParseController_NeedsANameAndTheMetricsPlaceholder(t *testing.T) {
 }
 
 func TestControllerArgs_FillsPlaceholdersAndSplitsLikeAShell(t *testing.T) {
-	c := Controller{Name: "x", Command: `bin/x --metrics-addr={metrics-addr} --qps={qps} --burst {burst} --empty= --quoted "a b" --none ''`}
-	got, err := c.Args("127.0.0.1:9", 150.5, 300)
+	c := Controller{Name: "x", Command: `bin/x --metrics-addr={metrics-addr} --pprof-addr={pprof-addr} --qps={qps} --burst {burst} --empty= --quoted "a b" --none ''`}
+	got, err := c.Args("127.0.0.1:9", "127.0.0.1:10", 150.5, 300)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"bin/x", "--metrics-addr=127.0.0.1:9", "--qps=150.5", "--burst", "300", "--empty=", "--quoted", "a b", "--none", ""}
+	want := []string{"bin/x", "--metrics-addr=127.0.0.1:9", "--pprof-addr=127.0.0.1:10", "--qps=150.5", "--burst", "300", "--empty=", "--quoted", "a b", "--none", ""}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Args = %q, want %q", got, want)
 	}
-	if _, err := (Controller{Command: `bin/x "open`}).Args("", 1, 1); err == nil {
+	if _, err := (Controller{Command: `bin/x "open`}).Args("", "", 1, 1); err == nil {
 		t.Errorf("unterminated quote accepted")
 	}
-	if _, err := (Controller{Command: "  "}).Args("", 1, 1); err == nil {
+	if _, err := (Controller{Command: "  "}).Args("", "", 1, 1); err == nil {
 		t.Errorf("empty command accepted")
+	}
+}
+
+func TestParseMemStats_ReadsTheMemStatsAtTheEndOfAHeapProfile(t *testing.T) {
+	profile := "heap profile: 1: 2 [3: 4] @ heap/1048576\n1: 2 [3: 4] @ 0x1\n\n# runtime.MemStats\n# Alloc = 11\n# HeapAlloc = 1234\n# HeapSys = 9\n# HeapInuse = 5678\n# NumGC = 3\n"
+	h, err := parseMemStats(profile)
+	if err != nil || h.HeapInuse != 5678 || h.HeapAlloc != 1234 {
+		t.Errorf("parseMemStats = %+v, %v", h, err)
+	}
+	if _, err := parseMemStats("heap profile: 1: 2 [3: 4] @ heap/1048576\n"); err == nil {
+		t.Errorf("a profile without MemStats was accepted")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,8 +40,22 @@ func fixtureResults() *Results {
 		BigApp: []BigAppResult{{Controller: "steward", Resources: 100, Dispatch: Duration(1500 * time.Millisecond), Requests: 210,
 			Trackers: 1, Compression: "zstd", RawBytes: 76000, StoredBytes: 3700},
 			{Controller: "owns", Resources: 100, Dispatch: Duration(time.Second), Requests: 300}},
+		Soak: []SoakResult{soakFixture("steward", 100, 100), soakFixture("owns", 100, 110)},
+		SoakBefore: &SoakReference{Label: "before the fix", Commit: "abc123", Started: time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC),
+			Soak: []SoakResult{soakFixture("steward", 150, 1150)}},
 		Errors: []string{"drift/other: boom"},
 	}
+}
+
+// soakFixture is a three-minute soak whose heap goes linearly from
+// minute 2 (at2 MiB) to minute 3 (at3 MiB), with 600 reconciles a minute.
+func soakFixture(name string, at2, at3 float64) SoakResult {
+	r := SoakResult{Controller: name, Apps: 30, Interval: Duration(10 * time.Second), Duration: Duration(3 * time.Minute)}
+	for m, heap := range []float64{20, 50, at2, at3} {
+		r.Points = append(r.Points, SoakPoint{Minute: float64(m), HeapInuse: heap * mib, HeapAlloc: heap * mib * 0.9,
+			RSS: (heap + 40) * mib, Reconciles: float64(600 * m)})
+	}
+	return r
 }
 
 func TestWriteReport_WritesTablesChartsAndTargets(t *testing.T) {
@@ -66,12 +81,18 @@ func TestWriteReport_WritesTablesChartsAndTargets(t *testing.T) {
 		"`GET deployments.apps`", "| steward | 3 | 1.00 s | 5.00 s | 5.00 s | 9.00 s |", "10.0 s (configmaps)",
 		"| steward | 1.50 s | 210 | 1 | zstd | 74.2 KiB | 3.6 KiB |", "| owns | 1.00 s | 300 | 0 | – | – | – |",
 		"drift/other: boom", "](img/bench-requests.png)",
+		"| soak: heap in use after GC at minute 3 within 5% of minute 2 (30 apps, re-sync 10.0 s) | +0.0% | +10.0% | yes |",
+		"| steward | 100.0 MiB | 100.0 MiB (minute 3) | +0.0% | 600 | 0 B | 140.0 MiB |",
+		"| owns | 100.0 MiB | 110.0 MiB (minute 3) | +10.0% | 600 | 17.1 KiB | 150.0 MiB |",
+		"| 2 | 100.0 MiB | 140.0 MiB | 1200 | 100.0 MiB | 140.0 MiB | 1200 |",
+		"### Before: before the fix", "| steward | 150.0 MiB | 1150.0 MiB (minute 3) | +666.7% | 600 | 1.67 MiB | 1190.0 MiB |",
+		"](img/bench-soak.png)",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	for _, name := range []string{MemoryChart, RequestsChart} {
+	for _, name := range []string{MemoryChart, RequestsChart, SoakChart} {
 		png, err := os.ReadFile(filepath.Join(img, name))
 		if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
 			t.Errorf("chart %s is not a PNG: %v", name, err)
@@ -102,5 +123,23 @@ func TestStats_MinMedianMeanMax(t *testing.T) {
 	}
 	if thousands(6000) != "6,000" || thousands(100) != "100" || thousands(1234567) != "1,234,567" {
 		t.Errorf("thousands is wrong")
+	}
+}
+
+func TestMerge_KeepsTheScenariosARunSkipped(t *testing.T) {
+	prev := fixtureResults()
+	prev.Host.Commit = "old"
+	cur := &Results{Profile: FullProfile(), Host: Host{Commit: "new"}, Soak: []SoakResult{soakFixture("steward", 1, 1)}}
+	got := Merge(prev, cur, []string{ScenarioSoak})
+	if len(got.Soak) != 1 || got.Soak[0].Points[2].HeapInuse != mib || len(got.Steady) != 2 || len(got.Fleet) != 1 ||
+		got.Profile.Steady != prev.Profile.Steady || got.Profile.Soak != FullProfile().Soak {
+		t.Errorf("Merge = %+v", got)
+	}
+	if len(got.Earlier) != 1 || got.Earlier[0].Commit != "old" || slices.Contains(got.Earlier[0].Scenarios, ScenarioSoak) ||
+		!slices.Contains(got.Earlier[0].Scenarios, ScenarioSteady) {
+		t.Errorf("Earlier = %+v", got.Earlier)
+	}
+	if all := Merge(prev, cur, nil); all != cur {
+		t.Errorf("a run of every scenario kept something")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"time"
 )
@@ -19,14 +20,67 @@ type Results struct {
 	Burst       int          `json:"burst"`
 	Controllers []Controller `json:"controllers"`
 	Variants    []Controller `json:"bigAppVariants,omitempty"`
+	// Note says what the run measures, e.g. the code before a fix.
+	Note string `json:"note,omitempty"`
+	// Earlier are runs whose scenarios were kept by Merge.
+	Earlier []EarlierRun `json:"earlier,omitempty"`
 
 	Memory []MemoryResult `json:"memory,omitempty"`
 	Steady []SteadyResult `json:"steady,omitempty"`
 	Drift  []DriftResult  `json:"drift,omitempty"`
 	Fleet  []FleetResult  `json:"fleet,omitempty"`
 	BigApp []BigAppResult `json:"bigApp,omitempty"`
+	Soak   []SoakResult   `json:"soak,omitempty"`
+	// SoakBefore is an earlier soak the report compares with (stewardbench
+	// --soak-before), e.g. of the code before a memory fix.
+	SoakBefore *SoakReference `json:"soakBefore,omitempty"`
 	// Errors are scenarios that failed; the run goes on without them.
 	Errors []string `json:"errors,omitempty"`
+}
+
+// EarlierRun is a run some scenarios of merged results come from.
+type EarlierRun struct {
+	Scenarios []string  `json:"scenarios"`
+	Profile   string    `json:"profile"`
+	Started   time.Time `json:"started"`
+	Commit    string    `json:"commit,omitempty"`
+}
+
+// Merge returns cur with the scenarios it did not run (ran lists those it
+// did; empty means all) taken from prev, and prev's run recorded in
+// Earlier for them.
+func Merge(prev, cur *Results, ran []string) *Results {
+	if len(ran) == 0 {
+		return cur
+	}
+	out := *cur
+	kept := EarlierRun{Profile: prev.Profile.Name, Started: prev.Started, Commit: prev.Host.Commit}
+	keep := func(name string, has bool, copyFn func()) {
+		if !slices.Contains(ran, name) && has {
+			copyFn()
+			kept.Scenarios = append(kept.Scenarios, name)
+		}
+	}
+	keep(ScenarioMemory, len(prev.Memory) > 0, func() { out.Memory, out.Profile.Memory = prev.Memory, prev.Profile.Memory })
+	keep(ScenarioSteady, len(prev.Steady) > 0, func() { out.Steady, out.Profile.Steady = prev.Steady, prev.Profile.Steady })
+	keep(ScenarioDrift, len(prev.Drift) > 0, func() { out.Drift, out.Profile.Drift = prev.Drift, prev.Profile.Drift })
+	keep(ScenarioFleet, len(prev.Fleet) > 0, func() { out.Fleet, out.Profile.Fleet = prev.Fleet, prev.Profile.Fleet })
+	keep(ScenarioBigApp, len(prev.BigApp) > 0, func() {
+		out.BigApp, out.Profile.BigApp, out.Variants = prev.BigApp, prev.Profile.BigApp, prev.Variants
+	})
+	keep(ScenarioSoak, len(prev.Soak) > 0, func() { out.Soak, out.Profile.Soak, out.SoakBefore = prev.Soak, prev.Profile.Soak, prev.SoakBefore })
+	if len(kept.Scenarios) == 0 {
+		return cur
+	}
+	out.Earlier = nil
+	for _, e := range prev.Earlier { // earlier runs of scenarios still kept
+		e.Scenarios = slices.DeleteFunc(slices.Clone(e.Scenarios), func(s string) bool { return slices.Contains(ran, s) })
+		if len(e.Scenarios) > 0 {
+			out.Earlier = append(out.Earlier, e)
+		}
+	}
+	out.Earlier = append(out.Earlier, kept)
+	return &out
 }
 
 // Host describes the machine, so numbers are read against it.
@@ -62,6 +116,9 @@ type MemoryPoint struct {
 	// SampleCount is how many samples the level took; the samples
 	// themselves are not kept, to keep results small.
 	SampleCount int `json:"sampleCount"`
+	// ForcedGC is true when the harness forced each collection through
+	// /debug/pprof/heap?gc=1 (HeapInuse is then the median of those).
+	ForcedGC bool `json:"forcedGC,omitempty"`
 }
 
 // Growth is the relative growth of heap in use from the first to the last
@@ -71,6 +128,83 @@ func (m MemoryResult) Growth() float64 {
 		return 0
 	}
 	return m.Points[len(m.Points)-1].HeapInuse/m.Points[0].HeapInuse - 1
+}
+
+// SoakResult is one controller's heap over a long run of re-syncs.
+type SoakResult struct {
+	Controller string      `json:"controller"`
+	Apps       int         `json:"apps"`
+	Interval   Duration    `json:"interval"`
+	Duration   Duration    `json:"duration"`
+	Points     []SoakPoint `json:"points"`
+}
+
+// SoakPoint is a controller's memory at one moment of the soak: heap in
+// use and live heap right after a forced collection, RSS, and the
+// reconciles since the first point.
+type SoakPoint struct {
+	Minute     float64 `json:"minute"`
+	HeapInuse  float64 `json:"heapInuseBytes"`
+	HeapAlloc  float64 `json:"heapAllocBytes"`
+	RSS        float64 `json:"rssBytes"`
+	Reconciles float64 `json:"reconciles"`
+}
+
+// soakFrom is the minute growth is measured from: the first minute holds
+// caches and pools still filling up.
+const soakFrom = 2
+
+// From returns the first point at or after minute 2 (the first point when
+// the soak is shorter).
+func (s SoakResult) From() (SoakPoint, bool) {
+	for _, p := range s.Points {
+		if p.Minute >= soakFrom-0.05 {
+			return p, true
+		}
+	}
+	if len(s.Points) > 0 {
+		return s.Points[0], true
+	}
+	return SoakPoint{}, false
+}
+
+// Last returns the last point.
+func (s SoakResult) Last() (SoakPoint, bool) {
+	if len(s.Points) == 0 {
+		return SoakPoint{}, false
+	}
+	return s.Points[len(s.Points)-1], true
+}
+
+// Growth is the relative growth of heap in use after GC from minute 2 to
+// the last point.
+func (s SoakResult) Growth() float64 {
+	from, ok := s.From()
+	last, _ := s.Last()
+	if !ok || from.HeapInuse == 0 {
+		return 0
+	}
+	return last.HeapInuse/from.HeapInuse - 1
+}
+
+// RetainedPerReconcile is the heap in use gained from minute 2 to the last
+// point divided by the reconciles in between.
+func (s SoakResult) RetainedPerReconcile() float64 {
+	from, ok := s.From()
+	last, _ := s.Last()
+	if !ok || last.Reconciles <= from.Reconciles {
+		return 0
+	}
+	return (last.HeapInuse - from.HeapInuse) / (last.Reconciles - from.Reconciles)
+}
+
+// SoakReference is a soak from another run, shown next to this run's.
+type SoakReference struct {
+	// Label says what the reference is, e.g. "before render: ...".
+	Label   string       `json:"label"`
+	Commit  string       `json:"commit,omitempty"`
+	Started time.Time    `json:"started"`
+	Soak    []SoakResult `json:"soak"`
 }
 
 // SteadyResult is one controller's API cost in steady state.

@@ -37,6 +37,7 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 		ScenarioDrift:  r.drift,
 		ScenarioFleet:  r.fleet,
 		ScenarioBigApp: r.bigApp,
+		ScenarioSoak:   r.soak,
 	}
 	for _, name := range AllScenarios {
 		if !opts.runs(name) {

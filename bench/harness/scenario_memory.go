@@ -22,18 +22,15 @@ import (
 // rest of a shared cluster.
 const unrelatedNamespace = "unrelated"
 
-// idleInterval keeps both controllers from re-syncing while memory is
-// sampled.
-const idleInterval = "1h"
-
-// memory measures heap in use and RSS with the apps delivered, then with
-// more and more unrelated Deployments in another namespace.
+// memory measures heap in use and RSS with the apps delivered and
+// re-syncing, then with more and more unrelated Deployments in another
+// namespace.
 func (r *runner) memory(ctx context.Context, s *session) error {
 	cfg := r.opts.Profile.Memory
 	shape := ShapeOf(cfg.ResourcesPer)
-	// Idle apps: what is sampled is what a controller keeps, not the
-	// objects of a pass in flight.
-	ann := map[string]string{v1beta1.AnnotationReconcileInterval: idleInterval}
+	// The apps re-sync while memory is sampled: memory that grows with
+	// passes shows here as well as memory that grows with the cluster.
+	ann := map[string]string{v1beta1.AnnotationReconcileInterval: cfg.Interval.D().String()}
 	if err := CreateApplications(ctx, s.cp.Client, benchNamespace, cfg.Apps, shape, ann); err != nil {
 		return err
 	}
@@ -77,15 +74,20 @@ func (r *runner) memory(ctx context.Context, s *session) error {
 
 const mib = 1 << 20
 
-// sampleMemory samples the controller every cfg.SampleEvery for at least
-// cfg.Window and until it has collected garbage cfg.GCs times (up to
-// cfg.MaxWindow). Heap in use swings between the live heap and about
-// twice that with the GC cycle, so the heap reported is, over the cycles
-// seen, the median of the lowest sample of each cycle: the heap just after
-// a collection. The controllers are idle, so the allocations that drive
-// those collections are mostly the scrapes themselves. RSS, which the GC
-// barely moves, is the median of all samples.
+// sampleMemory measures heap in use after a collection and RSS. A
+// controller serving pprof is made to collect garbage cfg.GCs times,
+// cfg.Window/cfg.GCs apart, and the medians are reported (a pass in flight
+// at one collection holds its objects then). Otherwise /metrics is sampled
+// every cfg.SampleEvery for at least cfg.Window and until the controller
+// has collected garbage cfg.GCs times (up to cfg.MaxWindow): heap in use
+// swings between the live heap and about twice that with the GC cycle, so
+// the heap reported is, over the cycles seen, the median of the lowest
+// sample of each cycle. RSS, which the GC barely moves, is the median of
+// all samples.
 func sampleMemory(ctx context.Context, p *Process, cfg MemoryConfig) (MemoryPoint, error) {
+	if p.PprofURL != "" {
+		return sampleAfterForcedGC(ctx, p, cfg)
+	}
 	var pt MemoryPoint
 	start := time.Now()
 	first, err := p.Memory(ctx)
@@ -126,6 +128,28 @@ func sampleMemory(ctx context.Context, p *Process, cfg MemoryConfig) (MemoryPoin
 		lows = []float64{slices.Min(heap)} // no collection: the heap did not grow either
 	}
 	pt.HeapInuse = median(lows)
+	return pt, nil
+}
+
+// sampleAfterForcedGC is sampleMemory for a controller serving pprof.
+func sampleAfterForcedGC(ctx context.Context, p *Process, cfg MemoryConfig) (MemoryPoint, error) {
+	n := max(cfg.GCs, 1)
+	pt := MemoryPoint{ForcedGC: true}
+	var heap, rss []float64
+	for i := range n {
+		if i > 0 {
+			if err := sleep(ctx, cfg.Window.D()/time.Duration(n)); err != nil {
+				return pt, err
+			}
+		}
+		h, err := p.HeapAfterGC(ctx)
+		if err != nil {
+			return pt, err
+		}
+		heap, rss = append(heap, h.HeapInuse), append(rss, h.RSS)
+	}
+	pt.SampleCount, pt.GCs = n, float64(n)
+	pt.HeapInuse, pt.HeapInuseMedian, pt.RSS = median(heap), median(heap), median(rss)
 	return pt, nil
 }
 

@@ -29,7 +29,7 @@ func TestRun_SmokeAllScenariosWithTinyCounts(t *testing.T) {
 			t.Fatalf("building %s: %v\n%s", name, err, out)
 		}
 	}
-	common := " --metrics-addr={metrics-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst}"
+	common := " --metrics-addr={metrics-addr} --pprof-addr={pprof-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst}"
 	second := 1 * time.Second
 	opts := Options{
 		Controllers: []Controller{
@@ -39,12 +39,13 @@ func TestRun_SmokeAllScenariosWithTinyCounts(t *testing.T) {
 		BigAppVariants: []Controller{{Name: "steward-gzip", Command: filepath.Join(bin, "steward") + " controller" + common + " --resource-tracker-compression=gzip"}},
 		Profile: Profile{
 			Name: "smoke",
-			Memory: MemoryConfig{Apps: 2, ResourcesPer: 4, Unrelated: []int{0, 20}, Settle: Duration(second),
+			Memory: MemoryConfig{Apps: 2, ResourcesPer: 4, Interval: Duration(10 * second), Unrelated: []int{0, 20}, Settle: Duration(second),
 				Window: Duration(second), SampleEvery: Duration(100 * time.Millisecond), GCs: 1, MaxWindow: Duration(5 * second)},
 			Steady: SteadyConfig{Apps: 2, ResourcesPer: 4, Interval: Duration(10 * second), Passes: 1},
 			Drift:  DriftConfig{Deletes: 1, ResourcesPer: 4, Interval: Duration(10 * second)},
 			Fleet:  FleetConfig{Apps: 3, ResourcesPer: 8, Timeout: Duration(time.Minute)},
 			BigApp: BigAppConfig{Resources: 12, Timeout: Duration(time.Minute)},
+			Soak:   SoakConfig{Apps: 2, Interval: Duration(10 * second), Duration: Duration(20 * second), SampleEvery: Duration(10 * second)},
 		},
 		BinDir: assets, CRDDir: "../../config/crd", DefinitionDirs: []string{"../../config/definitions", "../definitions"},
 		QPS: 100, Burst: 200, LogDir: t.TempDir(), Progress: testWriter{t},
@@ -72,6 +73,9 @@ func TestRun_SmokeAllScenariosWithTinyCounts(t *testing.T) {
 	}
 	if len(res.BigApp) != 3 || res.BigApp[0].Trackers == 0 || res.BigApp[1].Trackers != 0 || res.BigApp[2].Compression != "gzip" {
 		t.Errorf("big app = %+v", res.BigApp)
+	}
+	if len(res.Soak) != 2 || len(res.Soak[0].Points) != 3 || res.Soak[0].Points[2].HeapInuse <= 0 || res.Soak[0].Points[2].Reconciles <= 0 {
+		t.Errorf("soak = %+v", res.Soak)
 	}
 	dir := t.TempDir()
 	if err := WriteReport(res, filepath.Join(dir, "benchmarks.md"), filepath.Join(dir, "img"), "smoke.json"); err != nil {

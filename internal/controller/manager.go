@@ -61,6 +61,7 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Scheme:                  NewScheme(),
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:  opts.HealthAddr,
+		PprofBindAddress:        opts.PprofAddr,
 		LeaderElection:          opts.EnableLeaderElection,
 		LeaderElectionID:        opts.LeaderElectionID,
 		LeaderElectionNamespace: opts.LeaderElectionNS,

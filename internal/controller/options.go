@@ -18,6 +18,7 @@ import (
 type Options struct {
 	MetricsAddr          string
 	HealthAddr           string
+	PprofAddr            string
 	EnableLeaderElection bool
 	LeaderElectionNS     string
 	LeaderElectionID     string
@@ -80,6 +81,7 @@ func NewOptions() Options {
 func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", o.MetricsAddr, "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
 	fs.StringVar(&o.HealthAddr, "health-addr", o.HealthAddr, "Address the health and readiness probes bind to; \"0\" disables them.")
+	fs.StringVar(&o.PprofAddr, "pprof-addr", o.PprofAddr, "Address Go's profiling endpoints (/debug/pprof/) bind to; empty (the default) does not serve them. Bind to a loopback address: they show the process's memory.")
 	fs.BoolVar(&o.EnableLeaderElection, "enable-leader-election", o.EnableLeaderElection, "Elect a leader so that only one replica reconciles.")
 	fs.StringVar(&o.LeaderElectionNS, "leader-election-namespace", o.LeaderElectionNS, "Namespace of the leader election lease (default: the pod's namespace).")
 	fs.DurationVar(&o.ReSyncPeriod, "application-re-sync-period", o.ReSyncPeriod, "How often every Application is re-applied from its trackers (StateKeep). Overridden per app by the app.oam.dev/reconcile-interval annotation.")

@@ -40,6 +40,7 @@ import (
 type options struct {
 	metricsAddr          string
 	healthAddr           string
+	pprofAddr            string
 	qps                  float64
 	burst                int
 	concurrentReconciles int
@@ -51,6 +52,7 @@ func main() {
 	fs := pflag.NewFlagSet("owns", pflag.ExitOnError)
 	fs.StringVar(&o.metricsAddr, "metrics-addr", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
 	fs.StringVar(&o.healthAddr, "health-addr", ":9440", "Address the health probes bind to; \"0\" disables them.")
+	fs.StringVar(&o.pprofAddr, "pprof-addr", "", "Address Go's profiling endpoints (/debug/pprof/) bind to; empty does not serve them.")
 	fs.Float64Var(&o.qps, "kube-api-qps", 50, "Client-side rate limit of requests to the API server.")
 	fs.IntVar(&o.burst, "kube-api-burst", 100, "Client-side burst of requests to the API server.")
 	fs.IntVar(&o.concurrentReconciles, "concurrent-reconciles", 4, "Applications reconciled in parallel.")
@@ -80,6 +82,7 @@ func run(o options) error {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress: o.healthAddr,
+		PprofBindAddress:       o.pprofAddr,
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)

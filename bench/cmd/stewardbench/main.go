@@ -1,6 +1,7 @@
 // Command stewardbench measures OAM controllers side by side on identical
 // Applications: memory against unrelated objects, steady-state API cost,
-// drift repair, fleet convergence and one big app. `make bench` and
+// drift repair, fleet convergence, one big app and a soak (heap over time
+// under re-syncs). `make bench` and
 // `make bench-quick` run it; docs/benchmarks.md explains the scenarios.
 //
 //	stewardbench --profile quick
@@ -8,12 +9,13 @@
 //	stewardbench --report-only bench/results/latest.json
 //
 // Each controller is a separate process started with KUBECONFIG pointing
-// at a fresh local control plane; {metrics-addr}, {qps} and {burst} in its
-// command line are filled in by the harness.
+// at a fresh local control plane; {metrics-addr}, {pprof-addr}, {qps} and
+// {burst} in its command line are filled in by the harness.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -30,8 +32,8 @@ import (
 )
 
 const (
-	stewardCommand = "bin/steward controller --metrics-addr={metrics-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst}"
-	ownsCommand    = "bin/owns --metrics-addr={metrics-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst}"
+	stewardCommand = "bin/steward controller --metrics-addr={metrics-addr} --pprof-addr={pprof-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst}"
+	ownsCommand    = "bin/owns --metrics-addr={metrics-addr} --pprof-addr={pprof-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst}"
 )
 
 var (
@@ -56,6 +58,11 @@ type flags struct {
 	docs        string
 	imgDir      string
 	reportOnly  string
+	soakApps    int
+	soakFor     time.Duration
+	soakBefore  string
+	merge       bool
+	note        string
 }
 
 func main() {
@@ -74,6 +81,11 @@ func main() {
 	fs.StringVar(&f.docs, "docs", "docs/benchmarks.md", "Markdown report to regenerate; empty skips it.")
 	fs.StringVar(&f.imgDir, "img-dir", "docs/img", "Where the report's charts go.")
 	fs.StringVar(&f.reportOnly, "report-only", "", "Regenerate the report from this results file without running anything.")
+	fs.IntVar(&f.soakApps, "soak-apps", 0, "Applications in the soak scenario (default: the profile's).")
+	fs.DurationVar(&f.soakFor, "soak-duration", 0, "How long the soak scenario runs (default: the profile's).")
+	fs.StringVar(&f.soakBefore, "soak-before", "bench/results/soak-before.json", "Results of an earlier soak the report shows next to this one (ignored when the file does not exist).")
+	fs.BoolVar(&f.merge, "merge", false, "Keep the scenarios this run skips from the previous latest.json, so that one scenario can be re-run without losing the others in the report.")
+	fs.StringVar(&f.note, "note", "", "What this run measures, e.g. the code before a fix; shown in the report.")
 	_ = fs.Parse(os.Args[1:])
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
 	if err := run(f); err != nil {
@@ -100,6 +112,10 @@ func run(f flags) error {
 	if res == nil {
 		return runErr
 	}
+	res.Note = f.note
+	if err := addSoakBefore(res, f.soakBefore); err != nil {
+		return err
+	}
 	path := filepath.Join(f.resultsDir, res.Started.Format("20060102T150405Z")+".json")
 	if err := res.WriteJSON(path); err != nil {
 		return err
@@ -108,6 +124,11 @@ func run(f flags) error {
 		return fmt.Errorf("%w (partial results in %s)", runErr, path)
 	}
 	latest := filepath.Join(f.resultsDir, "latest.json")
+	if f.merge {
+		if prev, err := harness.ReadResults(latest); err == nil {
+			res = harness.Merge(prev, res, opts.Scenarios)
+		}
+	}
 	if err := res.WriteJSON(latest); err != nil {
 		return err
 	}
@@ -118,6 +139,29 @@ func run(f flags) error {
 	if len(res.Errors) > 0 {
 		return fmt.Errorf("%d scenarios failed: %s", len(res.Errors), strings.Join(res.Errors, "; "))
 	}
+	return nil
+}
+
+// addSoakBefore attaches the soak of an earlier results file to res.
+func addSoakBefore(res *harness.Results, path string) error {
+	if path == "" || len(res.Soak) == 0 {
+		return nil
+	}
+	before, err := harness.ReadResults(path)
+	if os.IsNotExist(errors.Unwrap(err)) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(before.Soak) == 0 {
+		return nil
+	}
+	label := before.Note
+	if label == "" {
+		label = "commit " + before.Host.Commit
+	}
+	res.SoakBefore = &harness.SoakReference{Label: label, Commit: before.Host.Commit, Started: before.Started, Soak: before.Soak}
 	return nil
 }
 
@@ -141,6 +185,12 @@ func options(f flags) (harness.Options, error) {
 		Profile: profile, Scenarios: f.scenarios, BinDir: abs(f.binDir), CRDDir: abs(f.crdDir),
 		QPS: f.qps, Burst: f.burst, Progress: os.Stderr,
 		LogDir: filepath.Join(f.resultsDir, "logs", time.Now().UTC().Format("20060102T150405Z")),
+	}
+	if f.soakApps > 0 {
+		opts.Profile.Soak.Apps = f.soakApps
+	}
+	if f.soakFor > 0 {
+		opts.Profile.Soak.Duration = harness.Duration(f.soakFor)
 	}
 	for _, d := range f.definitions {
 		opts.DefinitionDirs = append(opts.DefinitionDirs, abs(d))
