@@ -135,6 +135,11 @@ func TestChaos(t *testing.T) {
 			fmt.Fprintf(&b, "  %s\n", v)
 			reported[v.key()] = true
 		}
+		for _, v := range vs {
+			if rel := relevantSteps(h.log, v); len(rel) > 0 && len(rel) < len(h.log) {
+				fmt.Fprintf(&b, "steps that touched %s:\n  %s\n", v.Subject, strings.Join(rel, "\n  "))
+			}
+		}
 		fmt.Fprintf(&b, "steps so far:\n  %s\n", strings.Join(h.log, "\n  "))
 		fmt.Fprintf(&b, "controller logs: %s/steward-*.log\n", dir)
 		fmt.Fprintf(&b, "replay: CHAOS_SEED=%d CHAOS_ITERATIONS=%d make chaos", cfg.seed, iter+1)
@@ -202,4 +207,27 @@ func TestChaos(t *testing.T) {
 	} else {
 		t.Logf("kept %s for the controller logs", filepath.Clean(dir))
 	}
+}
+
+// relevantSteps picks the steps of the log that can matter to v: those
+// naming its component, the life cycle, versions and trackers of its
+// Application, and the faults.
+func relevantSteps(log []string, v violation) []string {
+	if v.App == "" {
+		return nil
+	}
+	var out []string
+	for _, line := range log {
+		_, desc, _ := strings.Cut(line, ": ")
+		switch {
+		case v.Comp != "" && strings.Contains(desc, v.Comp),
+			strings.HasPrefix(desc, "create app "+v.App+" "), desc == "delete app "+v.App,
+			strings.HasPrefix(desc, "app "+v.App+": publishVersion"), desc == "app "+v.App+": remove publishVersion",
+			strings.HasPrefix(desc, "delete resource tracker "+v.App+"."),
+			v.Comp == "" && strings.HasPrefix(desc, "app "+v.App+":"),
+			strings.HasPrefix(desc, "SIGKILL"), strings.HasPrefix(desc, "restart kube-apiserver"):
+			out = append(out, line)
+		}
+	}
+	return out
 }

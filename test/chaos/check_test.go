@@ -39,6 +39,9 @@ type violation struct {
 	Kind    string
 	Subject string
 	Detail  string
+	// App and Comp name what the violation is about, when known, to pick
+	// the steps that matter out of the log.
+	App, Comp string
 }
 
 func (v violation) key() string { return v.Kind + " " + v.Subject }
@@ -69,21 +72,21 @@ func (h *harness) notQuiet(ctx context.Context) []violation {
 		model := h.world.Apps[name]
 		app, err := h.getApp(ctx, name)
 		if err != nil {
-			return []violation{{kindNotSettled, "app " + name, "reading it: " + err.Error()}}
+			return []violation{{Kind: kindNotSettled, Subject: "app " + name, Detail: "reading it: " + err.Error(), App: name}}
 		}
 		if !model.Exists {
 			if app != nil {
-				out = append(out, violation{kindDeleteStuck, "app " + name,
-					fmt.Sprintf("deleted but still there (finalizers %v, phase %s, Ready: %s)", app.Finalizers, app.Status.Phase, condString(app, v1beta1.ConditionReady))})
+				out = append(out, violation{Kind: kindDeleteStuck, Subject: "app " + name, App: name,
+					Detail: fmt.Sprintf("deleted but still there (finalizers %v, phase %s, Ready: %s)", app.Finalizers, app.Status.Phase, condString(app, v1beta1.ConditionReady))})
 			}
 			continue
 		}
 		if app == nil {
-			out = append(out, violation{kindNotSettled, "app " + name, "missing"})
+			out = append(out, violation{Kind: kindNotSettled, Subject: "app " + name, Detail: "missing", App: name})
 			continue
 		}
 		if msg := settledMessage(app, model); msg != "" {
-			out = append(out, violation{kindNotSettled, "app " + name, msg})
+			out = append(out, violation{Kind: kindNotSettled, Subject: "app " + name, Detail: msg, App: name})
 		}
 	}
 	return out
@@ -189,11 +192,11 @@ func isChaosApp(name string) bool {
 func (h *harness) invariants(ctx context.Context) []violation {
 	live, err := h.liveObjects(ctx)
 	if err != nil {
-		return []violation{{kindNotSettled, "cluster", "listing objects: " + err.Error()}}
+		return []violation{{Kind: kindNotSettled, Subject: "cluster", Detail: "listing objects: " + err.Error()}}
 	}
 	var out []violation
 	add := func(kind, subject, format string, args ...any) {
-		out = append(out, violation{kind, subject, fmt.Sprintf(format, args...)})
+		out = append(out, violation{Kind: kind, Subject: subject, Detail: fmt.Sprintf(format, args...)})
 	}
 	// Foreign objects: never modified, never deleted.
 	for _, f := range h.foreign {
@@ -212,6 +215,9 @@ func (h *harness) invariants(ctx context.Context) []violation {
 		o := h.world.Objects[k]
 		l, ok := live[k]
 		app := h.world.Apps[o.App]
+		add := func(kind, subject, format string, args ...any) {
+			out = append(out, violation{Kind: kind, Subject: subject, Detail: fmt.Sprintf(format, args...), App: o.App, Comp: o.Comp})
+		}
 		switch o.State {
 		case present:
 			if !ok {
@@ -272,14 +278,16 @@ func (h *harness) why(o *object) string {
 // for it; a deleted app leaves no tracker.
 func (h *harness) trackerInvariants(ctx context.Context, live map[string]liveObj) []violation {
 	var out []violation
+	var app string
 	add := func(kind, subject, format string, args ...any) {
-		out = append(out, violation{kind, subject, fmt.Sprintf(format, args...)})
+		out = append(out, violation{Kind: kind, Subject: subject, Detail: fmt.Sprintf(format, args...), App: app})
 	}
 	for _, name := range appNames {
+		app = name
 		model := h.world.Apps[name]
 		rts, err := h.trackers(ctx, name)
 		if err != nil {
-			return append(out, violation{kindNotSettled, "trackers of " + name, err.Error()})
+			return append(out, violation{Kind: kindNotSettled, Subject: "trackers of " + name, Detail: err.Error(), App: name})
 		}
 		if !model.Exists {
 			for _, rt := range rts {
@@ -287,12 +295,12 @@ func (h *harness) trackerInvariants(ctx context.Context, live map[string]liveObj
 			}
 			continue
 		}
-		app, err := h.getApp(ctx, name)
-		if err != nil || app == nil {
+		live0, err := h.getApp(ctx, name)
+		if err != nil || live0 == nil {
 			continue // reported by the quiet wait
 		}
-		uid := string(app.UID)
-		currentName := tracker.Name(name, chaosNS, tracker.VersionOf(app))
+		uid := string(live0.UID)
+		currentName := tracker.Name(name, chaosNS, tracker.VersionOf(live0))
 		rootName := tracker.Name(name, chaosNS, tracker.Root())
 		var current, root *v1beta1.ResourceTracker
 		for i := range rts {
@@ -345,7 +353,14 @@ func (h *harness) trackerInvariants(ctx context.Context, live map[string]liveObj
 			if o != nil && (o.Untracked || o.State == undetermined) {
 				continue
 			}
-			add(kindUntracked, l.kind+" "+chaosNS+"/"+l.name, "labelled for live app %s, listed by neither %s nor %s", name, currentName, rootName)
+			if o != nil && o.Kept && model.Spec.ReadOnly[o.Comp] && model.Spec.GC[o.Comp] == "" {
+				// Kept by read-only alone: policies.md only promises it is
+				// never deleted, not that a current tracker lists it.
+				continue
+			}
+			comp := l.labels[v1beta1.LabelAppComponent]
+			out = append(out, violation{Kind: kindUntracked, Subject: l.kind + " " + chaosNS + "/" + l.name,
+				Detail: fmt.Sprintf("labelled for live app %s, listed by neither %s nor %s", name, currentName, rootName), App: name, Comp: comp})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].key() < out[j].key() })

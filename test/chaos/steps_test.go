@@ -45,7 +45,7 @@ func (h *harness) nextStep(ctx context.Context) (step, error) {
 		{2, func() (step, bool, error) { return h.takeOver(app) }},
 		{2, func() (step, bool, error) { return h.drift(app) }},
 		{3, func() (step, bool, error) { return h.deleteTracker(ctx, app) }},
-		{1, func() (step, bool, error) { return h.deleteApp(app) }},
+		{2, func() (step, bool, error) { return h.deleteApp(app) }},
 	}
 	total := 0
 	for _, c := range choices {
