@@ -198,6 +198,9 @@ func TestChaos(t *testing.T) {
 	if len(byKind) > 0 {
 		summary += fmt.Sprintf(" %v", byKind)
 	}
+	if testing.Verbose() {
+		t.Logf("steps:\n  %s", strings.Join(h.log, "\n  "))
+	}
 	t.Log(summary)
 	for _, u := range unexpected {
 		t.Logf("controller exited on its own: %s", u)
