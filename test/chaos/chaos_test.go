@@ -135,7 +135,12 @@ func TestChaos(t *testing.T) {
 			fmt.Fprintf(&b, "  %s\n", v)
 			reported[v.key()] = true
 		}
+		shown := map[string]bool{}
 		for _, v := range vs {
+			if shown[v.App+"/"+v.Comp] {
+				continue
+			}
+			shown[v.App+"/"+v.Comp] = true
 			if rel := relevantSteps(h.log, v); len(rel) > 0 && len(rel) < len(h.log) {
 				fmt.Fprintf(&b, "steps that touched %s:\n  %s\n", v.Subject, strings.Join(rel, "\n  "))
 			}
