@@ -214,7 +214,6 @@ func (h *harness) invariants(ctx context.Context) []violation {
 	for _, k := range sortedKeys(h.world.Objects) {
 		o := h.world.Objects[k]
 		l, ok := live[k]
-		app := h.world.Apps[o.App]
 		add := func(kind, subject, format string, args ...any) {
 			out = append(out, violation{Kind: kind, Subject: subject, Detail: fmt.Sprintf(format, args...), App: o.App, Comp: o.Comp})
 		}
@@ -228,7 +227,7 @@ func (h *harness) invariants(ctx context.Context) []violation {
 				add(kind, o.String(), "does not exist; %s", h.why(o))
 				continue
 			}
-			if o.CheckContent && l.value != o.Value && !(app.Spec.ApplyOnce[o.Comp] && l.value == o.Drift && o.Drift != "") {
+			if o.CheckContent && l.value != o.Value {
 				add(kindContent, o.String(), "has %q, want %q", l.value, o.Value)
 			}
 		case absent:

@@ -108,8 +108,6 @@ type object struct {
 	// Value is the wanted data.v or image; checked when CheckContent.
 	Value        string
 	CheckContent bool
-	// Drift is a value written by hand that an apply-once rule may keep.
-	Drift string
 	// Kept: not rendered by the live version, kept by a policy.
 	Kept bool
 	// Untracked: kept after its Application was deleted (gc never or
@@ -170,7 +168,10 @@ func (w *world) settle(app *appModel, deleted bool) {
 		if wanted {
 			o.State = present
 			o.Value = c.Value
-			o.CheckContent = !app.Spec.ReadOnly[o.Comp]
+			// Under apply-once (data.v, onStateKeep) the live value wins
+			// on re-syncs: it is whatever the last new version, a hand
+			// edit, or an earlier read-only rule left.
+			o.CheckContent = !app.Spec.ReadOnly[o.Comp] && !app.Spec.ApplyOnce[o.Comp]
 			o.Kept, o.Untracked = false, false
 			continue
 		}
@@ -197,7 +198,7 @@ func (w *world) settle(app *appModel, deleted bool) {
 		k := objKey(c.kind(), name)
 		if _, ok := w.Objects[k]; !ok && app.Exists && !deleted {
 			w.Objects[k] = &object{App: app.Name, Comp: name, Kind: c.kind(), Name: name,
-				State: present, Value: c.Value, CheckContent: !app.Spec.ReadOnly[name]}
+				State: present, Value: c.Value, CheckContent: !app.Spec.ReadOnly[name] && !app.Spec.ApplyOnce[name]}
 		}
 	}
 }

@@ -305,8 +305,7 @@ func (h *harness) drift(app *appModel) (step, bool, error) {
 		return step{}, false, nil
 	}
 	o := objs[h.rng.IntN(len(objs))]
-	o.Drift = fmt.Sprintf("drift-%d", h.world.fresh())
-	value := o.Drift
+	value := fmt.Sprintf("drift-%d", h.world.fresh())
 	return step{desc: fmt.Sprintf("edit data.v of ConfigMap %s by hand to %s", o.Name, value),
 		do: func(ctx context.Context, h *harness) error {
 			cm := &unstructured.Unstructured{}
