@@ -147,7 +147,7 @@ func TestChaos(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "steps so far:\n  %s\n", strings.Join(h.log, "\n  "))
 		fmt.Fprintf(&b, "controller logs: %s/steward-*.log\n", dir)
-		fmt.Fprintf(&b, "replay: CHAOS_SEED=%d CHAOS_ITERATIONS=%d make chaos", cfg.seed, iter+1)
+		fmt.Fprintf(&b, "replay: CHAOS_SEED=%d CHAOS_ITERATIONS=%d make chaos (fails at iteration %d)", cfg.seed, cfg.iterations, iter)
 		t.Error(b.String())
 	}
 
