@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -381,6 +382,22 @@ func (h *harness) deleteApp(app *appModel) (step, bool, error) {
 // else spec and publishVersion updated (finalizers and status left alone).
 func (h *harness) applyApp(ctx context.Context, app *appModel) error {
 	desired := appObject(app)
+	// A re-creation waits for the previous incarnation to go: writing the
+	// spec of an Application being deleted is not re-creating it.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		live, err := h.getApp(ctx, app.Name)
+		if err != nil {
+			return err
+		}
+		if live == nil || live.DeletionTimestamp.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("app %s: the deleted incarnation is still there after 2m (finalizers %v); cannot re-create it", app.Name, live.Finalizers)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		live := &unstructured.Unstructured{}
 		live.SetGroupVersionKind(desired.GroupVersionKind())
