@@ -43,6 +43,15 @@ build: ## Build bin/steward
 test: tools ## Run all tests, envtest ones against bin/k8s
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) go test -count=1 -timeout $(TEST_TIMEOUT) $(GO_TEST_FLAGS) ./...
 
+# Chaos run length and seed: make chaos CHAOS_ITERATIONS=500 CHAOS_SEED=1234
+CHAOS_ITERATIONS ?= 200
+CHAOS_SEED ?=
+
+.PHONY: chaos
+chaos: tools ## Long chaos run: CHAOS_ITERATIONS (200) iterations; replay a failure with CHAOS_SEED
+	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) CHAOS_ITERATIONS=$(CHAOS_ITERATIONS) CHAOS_SEED=$(CHAOS_SEED) \
+		go test -count=1 -timeout 3h -run '^TestChaos$$' -v ./test/chaos/
+
 .PHONY: bench
 bench: tools build ## Benchmark Steward against the .Owns() baseline (~40 min with the soak); regenerates docs/benchmarks.md
 	go build -o bin/owns ./bench/baseline/owns
