@@ -75,14 +75,16 @@ policies:
 	}
 }
 
-func TestTrackers_HandDeletedOlderTrackerStillCollectsItsGarbage(t *testing.T) {
-	ns := newNamespace(t)
+// garbageWaitingInV1 delivers v1 of an app "web" in a new namespace, then
+// v2, which drops the Service; deleting it is refused, so v1's tracker
+// keeps the Service marked for deletion. lift allows deletes again.
+func garbageWaitingInV1(t *testing.T) (ns string, lift func()) {
+	t.Helper()
+	ns = newNamespace(t)
 	startManager(t, testCfg, testOptions())
 	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
 	waitReady(t, ns, "web")
-	lift := denyServiceDeletes(t, ns)
-	// v2 drops the Service; its delete is refused, so v1's tracker keeps it
-	// marked for deletion.
+	lift = denyServiceDeletes(t, ns)
 	setSpec(t, ns, "web", v2Spec, nil)
 	eventually(t, 20*time.Second, "the Service marked for deletion", func() error {
 		if !anyEntry(t, ns, "web", func(e v1beta1.ManagedResource) bool { return e.Kind == "Service" && e.Deleted }) {
@@ -90,6 +92,11 @@ func TestTrackers_HandDeletedOlderTrackerStillCollectsItsGarbage(t *testing.T) {
 		}
 		return nil
 	})
+	return ns, lift
+}
+
+func TestTrackers_HandDeletedOlderTrackerStillCollectsItsGarbage(t *testing.T) {
+	ns, lift := garbageWaitingInV1(t)
 	deleteTrackerByHand(t, ns, "web", tracker.Name("web", ns, tracker.Versioned(1)))
 	lift()
 	eventually(t, 30*time.Second, "the Service collected once deletes are allowed", func() error {
@@ -215,20 +222,7 @@ policies:
 }
 
 func TestTrackers_ForegroundDeletedTrackerStillCollectsItsGarbage(t *testing.T) {
-	ns := newNamespace(t)
-	startManager(t, testCfg, testOptions())
-	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
-	waitReady(t, ns, "web")
-	lift := denyServiceDeletes(t, ns)
-	// v2 drops the Service; its delete is refused, so v1's tracker keeps it
-	// marked for deletion.
-	setSpec(t, ns, "web", v2Spec, nil)
-	eventually(t, 20*time.Second, "the Service marked for deletion", func() error {
-		if !anyEntry(t, ns, "web", func(e v1beta1.ManagedResource) bool { return e.Kind == "Service" && e.Deleted }) {
-			return errNotYet
-		}
-		return nil
-	})
+	ns, lift := garbageWaitingInV1(t)
 	ctx := context.Background()
 	name := tracker.Name("web", ns, tracker.Versioned(1))
 	old := trackerNamed(t, ns, "web", name)
