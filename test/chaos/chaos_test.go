@@ -153,14 +153,17 @@ func TestChaos(t *testing.T) {
 
 	for iter := range cfg.iterations {
 		steps := 1 + h.rng.IntN(2)
-		for range steps {
-			s, err := h.nextStep(ctx)
+		for i := range steps {
+			s, err := h.nextStep(ctx, i == 0)
 			if err != nil {
 				t.Fatalf("iteration %d: choosing a step: %v", iter, err)
 			}
 			h.log = append(h.log, fmt.Sprintf("%3d: %s", iter, s.desc))
 			if err := s.do(ctx, h); err != nil {
 				t.Fatalf("iteration %d: %s: %v", iter, s.desc, err)
+			}
+			if s.last {
+				break
 			}
 		}
 		for range killAt[iter] {

@@ -22,10 +22,18 @@ import (
 type step struct {
 	desc string
 	do   func(ctx context.Context, h *harness) error
+	// last ends the iteration: what a new publishVersion records is the
+	// spec the controller first sees with it, so no other change may
+	// follow it before a quiet period, or the model could not tell which
+	// spec the version holds.
+	last bool
 }
 
 // nextStep picks one change at random among those that make sense now.
-func (h *harness) nextStep(ctx context.Context) (step, error) {
+// Steps that read the cluster (a rollback checks which trackers exist, a
+// tracker deletion picks one) come only first in an iteration, at a quiet
+// moment.
+func (h *harness) nextStep(ctx context.Context, first bool) (step, error) {
 	w := h.world
 	app := w.Apps[appNames[h.rng.IntN(len(appNames))]]
 	if !app.Exists {
@@ -39,13 +47,23 @@ func (h *harness) nextStep(ctx context.Context) (step, error) {
 		{6, func() (step, bool, error) { return h.addComponent(app) }},
 		{4, func() (step, bool, error) { return h.removeComponent(app) }},
 		{6, func() (step, bool, error) { return h.changeValue(app) }},
-		{4, func() (step, bool, error) { return h.publishVersion(ctx, app) }},
+		{4, func() (step, bool, error) {
+			if !first {
+				return step{}, false, nil
+			}
+			return h.publishVersion(ctx, app)
+		}},
 		{4, func() (step, bool, error) { return h.gcRule(app) }},
 		{2, func() (step, bool, error) { return h.readOnlyRule(app) }},
 		{2, func() (step, bool, error) { return h.applyOnceRule(app) }},
 		{2, func() (step, bool, error) { return h.takeOver(app) }},
 		{2, func() (step, bool, error) { return h.drift(app) }},
-		{3, func() (step, bool, error) { return h.deleteTracker(ctx, app) }},
+		{3, func() (step, bool, error) {
+			if !first {
+				return step{}, false, nil
+			}
+			return h.deleteTracker(ctx, app)
+		}},
 		{2, func() (step, bool, error) { return h.deleteApp(app) }},
 	}
 	total := 0
@@ -169,13 +187,13 @@ func (h *harness) publishVersion(ctx context.Context, app *appModel) (step, bool
 		}
 		app.PV = pv
 		h.world.settle(app, false)
-		return step{desc: desc, do: h.writeApp(app)}, true, nil
+		return step{desc: desc, do: h.writeApp(app), last: true}, true, nil
 	default:
 		pv := fmt.Sprintf("p%d", h.world.fresh())
 		app.PV = pv
 		app.PVSpec[pv] = app.Spec.clone()
 		h.world.settle(app, false)
-		return step{desc: fmt.Sprintf("app %s: publishVersion %s", app.Name, pv), do: h.writeApp(app)}, true, nil
+		return step{desc: fmt.Sprintf("app %s: publishVersion %s", app.Name, pv), do: h.writeApp(app), last: true}, true, nil
 	}
 }
 
