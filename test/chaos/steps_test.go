@@ -363,18 +363,9 @@ func (h *harness) deleteTracker(ctx context.Context, app *appModel) (step, bool,
 	}
 	slices.Sort(names)
 	name := names[h.rng.IntN(len(names))]
-	current := tracker.Name(app.Name, chaosNS, tracker.VersionOf(live))
-	switch {
-	case name == current && app.PV != "":
-		// Re-created from the Application: the current spec is rendered.
-		app.PVSpec[app.PV] = app.Spec.clone()
-	default:
-		for pv := range app.PVSpec {
-			if pv != app.PV && name == tracker.Name(app.Name, chaosNS, tracker.Published(pv)) {
-				delete(app.PVSpec, pv)
-			}
-		}
-	}
+	// Steward re-creates a tracker deleted by hand as a copy of itself
+	// (docs/concepts.md): the version it records, and a rollback to it,
+	// are unchanged.
 	h.world.settle(app, false)
 	return step{desc: fmt.Sprintf("delete resource tracker %s by hand", name),
 		do: func(ctx context.Context, h *harness) error {
