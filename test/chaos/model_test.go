@@ -151,7 +151,8 @@ func (w *world) fresh() int {
 //     deleted otherwise ("deletion follows the newest policy"); one that
 //     was kept and whose rule was then removed is undetermined;
 //   - when the Application is deleted, gc never and read-only objects stay
-//     (untracked), everything else goes.
+//     (untracked), undetermined ones stay undetermined, everything else
+//     goes.
 func (w *world) settle(app *appModel, deleted bool) {
 	eff := app.effective()
 	for _, o := range w.Objects {
@@ -183,6 +184,13 @@ func (w *world) settle(app *appModel, deleted bool) {
 		o.CheckContent = false
 		switch {
 		case deleted && (rule == "never" || readOnly):
+			o.Untracked = true
+		case deleted && o.State == undetermined:
+			// Its keep rule was removed after it left the spec: the record
+			// of the version that kept it may still say skipGC (a version
+			// pinned by publishVersion publishes no rule change), and the
+			// documentation does not say which wins. Not checked, and left
+			// out of later incarnations' checks like any leftover.
 			o.Untracked = true
 		case deleted:
 			o.State = absent
