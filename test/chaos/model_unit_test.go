@@ -48,11 +48,13 @@ func TestModel_Settle(t *testing.T) {
 	if o.State != undetermined {
 		t.Fatalf("rule removed after leaving: got %v", o.State)
 	}
-	// Deleted with the app under the newest policy (none).
+	// Deleted with the app: the undetermined object stays unchecked (the
+	// record of the version that kept it may still say skipGC); the
+	// onAppDelete one goes.
 	a.Spec.GC[web.Name] = "onAppDelete"
 	w.settle(a, true)
-	if o.State != absent || d.State != absent {
-		t.Fatalf("app deleted: got %v and %v", o.State, d.State)
+	if o.State != undetermined || !o.Untracked || d.State != absent {
+		t.Fatalf("app deleted: got %v (untracked %v) and %v", o.State, o.Untracked, d.State)
 	}
 
 	// gc never survives the app, untracked; a new incarnation leaves it.
