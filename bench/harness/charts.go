@@ -103,23 +103,7 @@ func soakChart(results, before []SoakResult, path string) error {
 			}
 		}
 	}
-	const w, h = 20 * vg.Centimeter, 9 * vg.Centimeter
-	img := vgimg.New(w, h)
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Centimeter, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2,
-		PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
-	canvases := plot.Align([][]*plot.Plot{{heap, rss}}, tiles, dc)
-	heap.Draw(canvases[0][0])
-	rss.Draw(canvases[0][1])
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return sideBySide(heap, rss, path)
 }
 
 func soakPanel(title, x string) *plot.Plot {
@@ -144,23 +128,7 @@ func memoryChart(results []MemoryResult, path string) error {
 			return err
 		}
 	}
-	const w, h = 20 * vg.Centimeter, 9 * vg.Centimeter
-	img := vgimg.New(w, h)
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Centimeter, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2,
-		PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
-	canvases := plot.Align([][]*plot.Plot{{heap, rss}}, tiles, dc)
-	heap.Draw(canvases[0][0])
-	rss.Draw(canvases[0][1])
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return sideBySide(heap, rss, path)
 }
 
 // memoryPanel is one panel of the memory chart; value picks the series.
@@ -263,4 +231,25 @@ func requestsChart(results []SteadyResult, path string) error {
 	p.NominalX(names...)
 	p.Y.Max = max(p.Y.Max, 1) * 1.5 // room for the legend above the bars
 	return p.Save(12*vg.Centimeter, 10*vg.Centimeter, path)
+}
+
+// sideBySide draws two panels next to each other into a PNG at path.
+func sideBySide(left, right *plot.Plot, path string) error {
+	const w, h = 20 * vg.Centimeter, 9 * vg.Centimeter
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Centimeter, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2,
+		PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
+	canvases := plot.Align([][]*plot.Plot{{left, right}}, tiles, dc)
+	left.Draw(canvases[0][0])
+	right.Draw(canvases[0][1])
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
