@@ -182,8 +182,13 @@ func (w *world) settle(app *appModel, deleted bool) {
 		rule := app.Spec.GC[o.Comp]
 		readOnly := app.Spec.ReadOnly[o.Comp]
 		o.CheckContent = false
+		// The live version's own record counts too: a version pinned by
+		// publishVersion recorded its rules, and a rule removed since
+		// was not published ("an object is left when that record is
+		// marked skipGC, or when the policies as they are now say so").
+		recordedKeep := eff.GC[o.Comp] == "never" || eff.ReadOnly[o.Comp]
 		switch {
-		case deleted && (rule == "never" || readOnly):
+		case deleted && (rule == "never" || readOnly || recordedKeep):
 			o.Untracked = true
 		case deleted && o.State == undetermined:
 			// Its keep rule was removed after it left the spec: the record
