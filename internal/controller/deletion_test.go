@@ -218,14 +218,7 @@ func TestDeletion_FollowsARuleRemovedInALaterVersion(t *testing.T) {
 	// v2 drops the rule: the ConfigMap is an ordinary object again, and
 	// goes with the app. The root tracker still remembers the old rule.
 	setSpec(t, ns, "web", v1Spec, nil)
-	eventually(t, 15*time.Second, "v2 recorded", func() error {
-		app := getApp(t, ns, "web")
-		if app.Status.LatestRevision == nil || app.Status.LatestRevision.Revision != app.Generation {
-			return errNotYet
-		}
-		return nil
-	})
-	waitReady(t, ns, "web")
+	waitRevision(t, ns, "web")
 	deleteApp(t, ns, "web")
 	if _, err := getConfigMap(t, ns, "web-config"); !apierrors.IsNotFound(err) {
 		t.Errorf("the ConfigMap no rule keeps any more was left behind (orphaned): %v", err)

@@ -37,6 +37,28 @@ components:
 `
 )
 
+// forceDelete deletes an Application with its finalizers removed by hand,
+// so that Steward's finalizer never runs and its trackers stay behind, and
+// waits until it is gone.
+func forceDelete(t *testing.T, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	live := getApp(t, ns, name)
+	live.Finalizers = nil
+	if err := testClient.Update(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	if err := testClient.Delete(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the old app gone", func() error {
+		if err := testClient.Get(ctx, client.ObjectKeyFromObject(live), &v1beta1.Application{}); !apierrors.IsNotFound(err) {
+			return errNotYet
+		}
+		return nil
+	})
+}
+
 // setSpec replaces the Application's spec and annotations, retrying on
 // conflicts.
 func setSpec(t *testing.T, ns, name, spec string, annotations map[string]string) {
@@ -236,26 +258,12 @@ func TestLifecycle_KilledBetweenMarkAndDelete(t *testing.T) {
 func TestLifecycle_RecreatedAppWithTheSameName(t *testing.T) {
 	ns := newNamespace(t)
 	startManager(t, testCfg, testOptions())
-	ctx := context.Background()
 	old := createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
 	waitReady(t, ns, "web")
 
 	// The old app disappears without its finalizer running (someone
 	// removed it by hand): its trackers stay behind.
-	live := getApp(t, ns, "web")
-	live.Finalizers = nil
-	if err := testClient.Update(ctx, live); err != nil {
-		t.Fatal(err)
-	}
-	if err := testClient.Delete(ctx, live); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, "the old app gone", func() error {
-		if err := testClient.Get(ctx, client.ObjectKeyFromObject(old), &v1beta1.Application{}); !apierrors.IsNotFound(err) {
-			return errNotYet
-		}
-		return nil
-	})
+	forceDelete(t, ns, old.Name)
 	if len(trackersOf(t, ns, "web")) == 0 {
 		t.Fatal("expected stale trackers for this story")
 	}
@@ -344,7 +352,6 @@ func TestLifecycle_AbortedPassesNeitherRollBackNorSkipTheDispatch(t *testing.T) 
 func TestLifecycle_RecreatedAppNeverDeletesWhatItStillWants(t *testing.T) {
 	ns := newNamespace(t)
 	startManager(t, testCfg, testOptions())
-	ctx := context.Background()
 	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
 	waitReady(t, ns, "web")
 	before, err := getConfigMap(t, ns, "web-config")
@@ -353,20 +360,7 @@ func TestLifecycle_RecreatedAppNeverDeletesWhatItStillWants(t *testing.T) {
 	}
 
 	// The app is force-deleted (its finalizer removed by hand)...
-	live := getApp(t, ns, "web")
-	live.Finalizers = nil
-	if err := testClient.Update(ctx, live); err != nil {
-		t.Fatal(err)
-	}
-	if err := testClient.Delete(ctx, live); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, "the old app gone", func() error {
-		if err := testClient.Get(ctx, client.ObjectKeyFromObject(live), &v1beta1.Application{}); !apierrors.IsNotFound(err) {
-			return errNotYet
-		}
-		return nil
-	})
+	forceDelete(t, ns, "web")
 	// ...and re-created with the same objects, the ConfigMap (think of a
 	// PersistentVolumeClaim) now kept for the app's lifetime: it moves from
 	// the versioned tracker it shares with the old app to the root one.

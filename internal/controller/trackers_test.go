@@ -54,15 +54,7 @@ func deleteTrackerByHand(t *testing.T, ns, app, name string) *v1beta1.ResourceTr
 func TestTrackers_HandDeletedRootIsRecreatedAndItsObjectsGoWithTheApp(t *testing.T) {
 	ns := newNamespace(t)
 	startManager(t, testCfg, testOptions())
-	policies := `
-policies:
-  - name: keep
-    type: garbage-collect
-    properties:
-      rules:
-        - {selector: {resourceTypes: [Service]}, strategy: onAppDelete}
-`
-	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec+policies))
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec+keepServiceOnAppDelete))
 	waitReady(t, ns, "web")
 	root := deleteTrackerByHand(t, ns, "web", tracker.Name("web", ns, tracker.Root()))
 	entries, err := tracker.Entries(root)
@@ -115,14 +107,7 @@ func TestTrackers_OfAGoneApplicationCanBeDeleted(t *testing.T) {
 	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v2Spec))
 	waitReady(t, ns, "web")
 	// The app is force-deleted: its trackers stay behind, protected.
-	live := getApp(t, ns, "web")
-	live.Finalizers = nil
-	if err := testClient.Update(ctx, live); err != nil {
-		t.Fatal(err)
-	}
-	if err := testClient.Delete(ctx, live); err != nil {
-		t.Fatal(err)
-	}
+	forceDelete(t, ns, "web")
 	left := trackersOf(t, ns, "web")
 	if len(left) == 0 {
 		t.Fatal("expected trackers left behind for this story")
@@ -142,6 +127,17 @@ func TestTrackers_OfAGoneApplicationCanBeDeleted(t *testing.T) {
 	})
 }
 
+// keepServiceOnAppDelete keeps the Service across versions: it is listed
+// by the root tracker and deleted with the Application.
+const keepServiceOnAppDelete = `
+policies:
+  - name: keep
+    type: garbage-collect
+    properties:
+      rules:
+        - {selector: {resourceTypes: [Service]}, strategy: onAppDelete}
+`
+
 // failingCreates is a client whose creates of one tracker name fail, as if
 // the process had died right before it could write them.
 type failingCreates struct {
@@ -159,15 +155,7 @@ func (c failingCreates) Create(ctx context.Context, obj client.Object, opts ...c
 func TestTrackers_StoppedHalfwayThroughARecreationLosesNothing(t *testing.T) {
 	ns := newNamespace(t)
 	stop := startStoppableManager(t, testCfg, testOptions())
-	policies := `
-policies:
-  - name: keep
-    type: garbage-collect
-    properties:
-      rules:
-        - {selector: {resourceTypes: [Service]}, strategy: onAppDelete}
-`
-	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec+policies))
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec+keepServiceOnAppDelete))
 	waitReady(t, ns, "web")
 	stop()
 	ctx := context.Background()
