@@ -73,6 +73,23 @@ const (
 	// (over 63 characters), so nothing it renders could carry its
 	// ownership labels; nothing is created until it is renamed.
 	ReasonInvalidName = "InvalidName"
+	// ReasonForbidden: the API server refused a request made as the
+	// Application's identity (its ServiceAccount, or Steward's own); the
+	// message names the verb, the object and the user.
+	ReasonForbidden = "Forbidden"
+	// ReasonInvalidServiceAccount: app.oam.dev/service-account-name (or
+	// --default-service-account) is not a ServiceAccount name; nothing is
+	// applied or deleted until it is fixed.
+	ReasonInvalidServiceAccount = "InvalidServiceAccount"
+	// ReasonCrossNamespaceObject: with --no-cross-namespace-objects, a
+	// component renders a namespaced object outside the Application's
+	// namespace; nothing of the new version is recorded or applied.
+	ReasonCrossNamespaceObject = "CrossNamespaceObject"
+	// ReasonClusterScopedObject: with --no-cross-namespace-objects, a
+	// component of an Application without a ServiceAccount renders a
+	// cluster-scoped object; nothing of the new version is recorded or
+	// applied.
+	ReasonClusterScopedObject = "ClusterScopedObject"
 )
 
 // Labels and annotations Steward reads or writes. The names are KubeVela's so
@@ -105,6 +122,11 @@ const (
 	// (StateKept=False with reason DriftDetected, and a Warning event)
 	// without repairing it; "repair" or unset repairs it.
 	AnnotationDriftMode = "app.oam.dev/drift-mode"
+	// AnnotationServiceAccountName names a ServiceAccount of the
+	// Application's namespace that every request Steward makes for the
+	// Application impersonates (apply, StateKeep, health reads, garbage
+	// collection, deletion), in every cluster. KubeVela's name.
+	AnnotationServiceAccountName = "app.oam.dev/service-account-name"
 	// AnnotationPublishVersion pins the version of an Application.
 	AnnotationPublishVersion = "app.oam.dev/publishVersion"
 	// AnnotationLastApplied is the last configuration Steward applied, used

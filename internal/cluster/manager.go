@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -52,6 +54,10 @@ type ManagerOptions struct {
 	// WrapTransport wraps the transport of every target cluster's client,
 	// for example to count requests in metrics.
 	WrapTransport func(http.RoundTripper) http.RoundTripper
+	// IdentityClients bounds the clients kept for impersonated
+	// ServiceAccounts (see As), over all clusters (default 256); the least
+	// recently used is dropped first.
+	IdentityClients int
 }
 
 func (o *ManagerOptions) setDefaults() {
@@ -97,6 +103,10 @@ type Manager struct {
 	connected *prometheus.GaugeVec
 	now       func() time.Time
 
+	// identities caches the clients of impersonated ServiceAccounts.
+	identities    *lru.Cache
+	identityGauge prometheus.Gauge
+
 	mu      sync.Mutex
 	entries map[string]*entry
 	local   *entry
@@ -117,6 +127,8 @@ type entry struct {
 	config   *rest.Config
 	http     *http.Client
 	last     ProbeResult
+	// limiter is shared by the identity clients of the cluster (see As).
+	limiter flowcontrol.RateLimiter
 }
 
 // ProbeResult is the outcome of the last health probe of a cluster.
@@ -143,14 +155,20 @@ func NewManager(hubConfig *rest.Config, hub client.Client, opts ManagerOptions) 
 	if err != nil {
 		return nil, err
 	}
+	identities, identityGauge, err := newIdentityCache(opts.IdentityClients, opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
 	return &Manager{
-		hub:       hub,
-		hubConfig: hubConfig,
-		registry:  Registry{Reader: opts.Secrets, Namespace: opts.Namespace},
-		opts:      opts,
-		connected: gauge,
-		now:       time.Now,
-		entries:   map[string]*entry{},
+		hub:           hub,
+		hubConfig:     hubConfig,
+		registry:      Registry{Reader: opts.Secrets, Namespace: opts.Namespace},
+		opts:          opts,
+		connected:     gauge,
+		now:           time.Now,
+		entries:       map[string]*entry{},
+		identities:    identities,
+		identityGauge: identityGauge,
 	}, nil
 }
 
@@ -264,7 +282,7 @@ func (e *entry) reset() {
 	if e.http != nil {
 		e.http.CloseIdleConnections()
 	}
-	e.client, e.config, e.http, e.buildErr, e.resourceVersion = nil, nil, nil, nil, ""
+	e.client, e.config, e.http, e.buildErr, e.resourceVersion, e.limiter = nil, nil, nil, nil, "", nil
 }
 
 // forget removes a detached cluster: its cache entry and its metric series.

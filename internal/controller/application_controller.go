@@ -57,6 +57,7 @@ type ApplicationReconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
 
 // Reconcile brings one Application to its desired state.
 func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -93,6 +94,7 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 
 	s := newScope(app)
+	r.bindIdentity(s)
 	defer func() {
 		if err := r.patchStatus(ctx, s); err != nil && !apierrors.IsNotFound(err) {
 			ctrl.LoggerFrom(ctx).Error(err, "Failed to patch status")

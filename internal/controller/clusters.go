@@ -125,10 +125,10 @@ func isUnreachable(err error) bool {
 	return cluster.IsUnreachable(err) || errors.Is(err, cluster.ErrNotRegistered)
 }
 
-// getClient returns the client of a group's cluster, or records the
-// cluster as unreachable.
-func (r *ApplicationReconciler) getClient(ctx context.Context, g clusterGroup, p *pass, failures *[]objectFailure) (client.Client, bool) {
-	c, err := r.Clusters.GetClient(ctx, g.cluster)
+// getClient returns the client of a group's cluster, acting as the
+// Application's identity, or records the cluster as unreachable.
+func (r *ApplicationReconciler) getClient(ctx context.Context, s *scope, g clusterGroup, p *pass, failures *[]objectFailure) (client.Client, bool) {
+	c, err := s.clients.GetClient(ctx, g.cluster)
 	if err == nil {
 		err = r.knownDown(g.cluster)
 	}

@@ -57,7 +57,7 @@ func deletionOrder(entries []v1beta1.ManagedResource) []v1beta1.ManagedResource 
 // happened is merged into the scope's garbage-collection report.
 func (r *ApplicationReconciler) deleteInOrder(ctx context.Context, s *scope, applier apply.Applier, entries []v1beta1.ManagedResource) map[tracker.Key]bool {
 	passes := r.eachCluster(byCluster(entries), func(g clusterGroup, p *pass) {
-		c, ok := r.getClient(ctx, g, p, &p.gc.failures)
+		c, ok := r.getClient(ctx, s, g, p, &p.gc.failures)
 		if !ok {
 			r.leaveDetached(g, p, &p.gc.failures)
 			return
@@ -69,7 +69,7 @@ func (r *ApplicationReconciler) deleteInOrder(ctx context.Context, s *scope, app
 				p.gc.pending = append(p.gc.pending, tracker.KeyOf(e))
 				continue
 			}
-			if r.deleteEntry(ctx, p, c, applier, e) {
+			if r.deleteEntry(ctx, s, p, c, applier, e) {
 				p.drop[tracker.KeyOf(e)] = true
 				continue
 			}

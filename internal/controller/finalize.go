@@ -41,6 +41,12 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 		return ctrl.Result{}, err
 	}
 	s := newScope(app)
+	if r.bindIdentity(s); s.identityErr != nil {
+		if r.Recorder != nil {
+			r.Recorder.Eventf(app, nil, "Warning", v1beta1.ReasonInvalidServiceAccount, "Delete", "%v; nothing is deleted until it is fixed", s.identityErr)
+		}
+		return ctrl.Result{}, s.identityErr
+	}
 	// Read from the API server: a tracker the cache has not seen yet must
 	// not be missed, or its objects would be orphaned.
 	// A re-creation a stopped pass left half done is finished first, so
@@ -181,7 +187,7 @@ func (r *ApplicationReconciler) markDeleting(ctx context.Context, app *v1beta1.A
 // releaseEntry strips the ownership labels of an entry's object; true when
 // the entry can be dropped.
 func (r *ApplicationReconciler) releaseEntry(ctx context.Context, s *scope, applier apply.Applier, e v1beta1.ManagedResource) bool {
-	c, err := r.Clusters.GetClient(ctx, e.Cluster)
+	c, err := s.clients.GetClient(ctx, e.Cluster)
 	if err == nil {
 		_, err = applier.Release(ctx, c, refObject(e))
 	}

@@ -106,7 +106,8 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 		Scheme:    mgr.GetScheme(),
 		Secrets:   direct, // never an informer on Secrets
 		// Requests to target clusters count in steward_api_requests_total too.
-		WrapTransport: m.InstrumentTransport,
+		WrapTransport:   m.InstrumentTransport,
+		IdentityClients: opts.IdentityClients,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating cluster clients: %w", err)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cluster"
 )
 
 // Options configure the controller manager. Flag names and defaults follow
@@ -38,6 +39,16 @@ type Options struct {
 	KstatusHealth        bool
 	ClusterConcurrency   int
 	ClusterSecretNS      string
+	// DefaultServiceAccount is impersonated, in each Application's
+	// namespace, by Applications without app.oam.dev/service-account-name.
+	DefaultServiceAccount string
+	// NoCrossNamespaceObjects refuses namespaced objects outside the
+	// Application's namespace, and cluster-scoped objects of Applications
+	// that act as Steward itself.
+	NoCrossNamespaceObjects bool
+	// IdentityClients bounds the cached clients of impersonated
+	// ServiceAccounts.
+	IdentityClients int
 	// UnhealthyRequeueBase is the first wait before an unhealthy
 	// Application is looked at again; it doubles with each unhealthy pass
 	// up to the Application's re-sync period. 0 turns the back-off off.
@@ -74,6 +85,7 @@ func NewOptions() Options {
 		ClusterConcurrency:   8,
 		ClusterSecretNS:      "vela-system",
 		UnhealthyRequeueBase: 5 * time.Second,
+		IdentityClients:      256,
 	}
 }
 
@@ -99,6 +111,9 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ClusterConcurrency, "cluster-concurrency", o.ClusterConcurrency, "Clusters one Application is dispatched to, kept and garbage-collected in at the same time.")
 	fs.StringVar(&o.ClusterSecretNS, "cluster-secret-namespace", o.ClusterSecretNS, "Namespace of the Secrets that register target clusters (KubeVela's format).")
 	fs.DurationVar(&o.UnhealthyRequeueBase, "unhealthy-requeue-base", o.UnhealthyRequeueBase, "First wait before an unhealthy Application is looked at again, to report recovery; it doubles with each unhealthy pass up to the Application's re-sync period (or its app.oam.dev/reconcile-interval). 0 keeps unhealthy Applications on their re-sync period.")
+	fs.StringVar(&o.DefaultServiceAccount, "default-service-account", o.DefaultServiceAccount, "ServiceAccount, in each Application's namespace, that Applications without the app.oam.dev/service-account-name annotation act as: every request for their objects impersonates it, in every cluster. Empty (the default) acts as Steward itself.")
+	fs.BoolVar(&o.NoCrossNamespaceObjects, "no-cross-namespace-objects", o.NoCrossNamespaceObjects, "Refuse namespaced objects outside the Application's namespace, and cluster-scoped objects of Applications that act as Steward itself (no ServiceAccount).")
+	fs.IntVar(&o.IdentityClients, "identity-client-cache-size", o.IdentityClients, "Clients kept for impersonated ServiceAccounts, over all clusters; the least recently used is dropped first.")
 	fs.StringVar(&o.TrackerCompression, "resource-tracker-compression", o.TrackerCompression, "How ResourceTrackers store managed resources: \"\" (none), gzip or zstd.")
 }
 
@@ -112,6 +127,11 @@ func (o Options) Validate() error {
 	}
 	if o.UnhealthyRequeueBase < 0 {
 		return fmt.Errorf("--unhealthy-requeue-base %s must not be negative", o.UnhealthyRequeueBase)
+	}
+	if o.DefaultServiceAccount != "" {
+		if err := (cluster.Identity{Name: o.DefaultServiceAccount}).Validate(); err != nil {
+			return fmt.Errorf("--default-service-account: %w", err)
+		}
 	}
 	if o.ConcurrentReconciles < 1 {
 		return fmt.Errorf("--concurrent-reconciles must be at least 1")

@@ -23,7 +23,7 @@ import (
 // revision limit are removed once they hold nothing left to delete.
 func (r *ApplicationReconciler) collectGarbage(ctx context.Context, s *scope) error {
 	dispatched := len(s.keep.failures) == 0 && len(s.keep.waiting) == 0
-	if s.current == nil || s.recordErr != nil || s.rulesErr != nil || (!dispatched && !s.rules.GC.ContinueOnFailure) {
+	if s.current == nil || s.recordErr != nil || s.rulesErr != nil || s.identityErr != nil || (!dispatched && !s.rules.GC.ContinueOnFailure) {
 		s.gc.skipped = true
 		return nil
 	}

@@ -30,9 +30,10 @@ import (
 // tracker still wants the object: then the mark is only dropped.
 // Metadata-only entries are skipped.
 func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err error) {
-	if s.rulesErr != nil {
+	if s.rulesErr != nil || s.identityErr != nil {
 		// Without valid policies Steward cannot tell what it may write or
-		// revert: nothing is touched until they are fixed.
+		// revert, and without a valid identity as whom: nothing is touched
+		// until they are fixed.
 		return nil
 	}
 	if !s.fresh {
@@ -187,7 +188,7 @@ func inDependencyOrder(entries []v1beta1.ManagedResource, deps map[string][]stri
 // order. A cluster that cannot be reached is reported once and the rest
 // of its entries wait for the next pass.
 func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, applier apply.Applier, g clusterGroup, p *pass, wanted map[tracker.Key]bool) {
-	c, ok := r.getClient(ctx, g, p, &p.keep.failures)
+	c, ok := r.getClient(ctx, s, g, p, &p.keep.failures)
 	if !ok {
 		// Entries already marked for deletion in a detached cluster are
 		// left behind; the others wait for the cluster to come back.
@@ -221,7 +222,7 @@ func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, appli
 			continue
 		}
 		if e.Deleted {
-			if r.deleteEntry(ctx, p, c, applier, e) {
+			if r.deleteEntry(ctx, s, p, c, applier, e) {
 				p.drop[tracker.KeyOf(e)] = true
 			} else if n := len(p.gc.failures); n > 0 && isUnreachable(p.gc.failures[n-1].Err) {
 				p.gc.failures[n-1] = clusterFailure(g.cluster, p.gc.failures[n-1].Err)
@@ -237,6 +238,14 @@ func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, appli
 			failed[e.Component] = true
 			p.keep.waiting = appendOnce(p.keep.waiting, e.Component)
 			continue
+		}
+		if r.Options.NoCrossNamespaceObjects {
+			// A version recorded before the flag was set is held to it too.
+			if err := checkBoundary(s.app, s.identity, []v1beta1.ManagedResource{e}); err != nil {
+				p.keep.failures = append(p.keep.failures, objectFailure{Key: tracker.KeyOf(e), Component: e.Component, Reason: reasonOf(err, ""), Err: err})
+				failed[e.Component] = true
+				continue
+			}
 		}
 		err := r.applyEntry(ctx, s, p, c, applier, e, resourceOf(e, types))
 		if err != nil && isUnreachable(err) {
@@ -320,7 +329,7 @@ func (r *ApplicationReconciler) checkReadOnly(ctx context.Context, p *pass, c cl
 
 // deleteEntry deletes the object of an entry and reports whether the entry
 // can be dropped: the object is gone, or it is not ours to delete.
-func (r *ApplicationReconciler) deleteEntry(ctx context.Context, p *pass, c client.Client, applier apply.Applier, e v1beta1.ManagedResource) bool {
+func (r *ApplicationReconciler) deleteEntry(ctx context.Context, s *scope, p *pass, c client.Client, applier apply.Applier, e v1beta1.ManagedResource) bool {
 	key := tracker.KeyOf(e)
 	res, err := applier.Delete(ctx, c, refObject(e))
 	if err == nil {
@@ -340,6 +349,9 @@ func (r *ApplicationReconciler) deleteEntry(ctx context.Context, p *pass, c clie
 		// The kind is no longer served: no such object can exist.
 		return true
 	}
+	if r.confirmGone(ctx, s, e, err) {
+		return true
+	}
 	if e.Cluster != "" {
 		err = fmt.Errorf("cluster %q: %w", e.Cluster, err)
 	}
@@ -355,6 +367,8 @@ func classifyApplyError(err error) string {
 		return v1beta1.ReasonKindNotFound
 	case errors.Is(err, apply.ErrNotOwned):
 		return v1beta1.ReasonOwnershipConflict
+	case apierrors.IsForbidden(err):
+		return v1beta1.ReasonForbidden
 	default:
 		return v1beta1.ReasonApplyFailed
 	}

@@ -81,6 +81,10 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidName, err: err}
 		return nil
 	}
+	if s.identityErr != nil {
+		s.renderErr = s.identityErr
+		return nil
+	}
 	if s.rulesErr != nil {
 		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: s.rulesErr}
 		return nil
@@ -262,6 +266,9 @@ func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, 
 		}
 	}
 	versioned, root, err = entriesOf(s.app, results, s.rules, r.namespacedIn(ctx))
+	if err == nil && r.Options.NoCrossNamespaceObjects {
+		err = checkBoundary(s.app, s.identity, append(append([]v1beta1.ManagedResource(nil), versioned...), root...))
+	}
 	if err != nil {
 		s.renderErr = err
 		if errors.As(err, new(*scopeError)) {

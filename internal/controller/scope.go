@@ -7,6 +7,7 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apply"
+	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -16,6 +17,16 @@ import (
 // facts here; computeStatus turns the facts into status and conditions.
 type scope struct {
 	app *v1beta1.Application
+
+	// identity is the ServiceAccount the Application acts as; zero for
+	// Steward's own.
+	identity cluster.Identity
+	// clients reach the clusters as identity: every request for the
+	// Application's objects goes through them.
+	clients cluster.Clients
+	// identityErr is why the identity cannot be used; nothing is applied
+	// or deleted while it is set.
+	identityErr error
 
 	// current is the versioned tracker being kept: the one of the
 	// Application's generation once recorded, else the newest earlier one.

@@ -62,6 +62,9 @@ func dispatchedCondition(s *scope) metav1.Condition {
 	case s.recordErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonRecordFailed
 		c.Message = s.recordErr.Error()
+	case s.identityErr != nil:
+		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonInvalidServiceAccount
+		c.Message = "nothing is applied or deleted until the service account is fixed"
 	case s.rulesErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonInvalidPolicy
 		c.Message = "nothing is applied or deleted until the policies are fixed"
@@ -129,6 +132,9 @@ func stateKeptCondition(s *scope) metav1.Condition {
 		return c
 	}
 	switch {
+	case s.identityErr != nil:
+		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonInvalidServiceAccount
+		c.Message = "not kept while the service account is invalid"
 	case s.rulesErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonInvalidPolicy
 		c.Message = "not kept while the policies are invalid"

@@ -96,6 +96,36 @@ func TestChart_DeploymentFlagsAreControllerFlags(t *testing.T) {
 	}
 }
 
+// TestChart_TenancyValuesLockDown: the tenancy values reach the controller
+// as the lock-down flags, and the ClusterRole lets it impersonate the
+// ServiceAccounts it acts as.
+func TestChart_TenancyValuesLockDown(t *testing.T) {
+	objs := render(t, "--set", "tenancy.defaultServiceAccount=deployer,tenancy.noCrossNamespaceObjects=true")
+	opts := parseControllerFlags(t, containerArgs(t, one(t, objs, "Deployment"))[1:])
+	if opts.DefaultServiceAccount != "deployer" || !opts.NoCrossNamespaceObjects {
+		t.Fatalf("options from the tenancy values: default service account %q, no cross-namespace objects %v",
+			opts.DefaultServiceAccount, opts.NoCrossNamespaceObjects)
+	}
+	rules, _, _ := unstructured.NestedSlice(one(t, objs, "ClusterRole").Object, "rules")
+	for _, r := range rules {
+		rule := r.(map[string]any)
+		if slices.Contains(toStrings(rule["resources"]), "serviceaccounts") && slices.Contains(toStrings(rule["verbs"]), "impersonate") {
+			return
+		}
+	}
+	t.Fatalf("the ClusterRole does not allow impersonating serviceaccounts: %v", rules)
+}
+
+func toStrings(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		s, _ := x.(string)
+		out = append(out, s)
+	}
+	return out
+}
+
 // parseControllerFlags parses args as `steward controller` does: the
 // controller's options plus the zap logging flags.
 func parseControllerFlags(t *testing.T, args []string) controller.Options {

@@ -67,6 +67,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 - --kube-api-qps={{ .Values.kubeAPI.qps }}
 - --kube-api-burst={{ .Values.kubeAPI.burst }}
 - --system-definition-namespace={{ .Values.systemDefinitionNamespace }}
+{{- with .Values.tenancy.defaultServiceAccount }}
+- --default-service-account={{ . }}
+{{- end }}
+{{- if .Values.tenancy.noCrossNamespaceObjects }}
+- --no-cross-namespace-objects=true
+{{- end }}
 {{- range .Values.extraArgs }}
 - {{ . }}
 {{- end }}

@@ -1,0 +1,111 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// impersonator is implemented by cluster clients that can act as a
+// ServiceAccount (cluster.Manager).
+type impersonator interface {
+	As(id cluster.Identity) cluster.Clients
+}
+
+// identityOf returns the ServiceAccount whose permissions an Application
+// acts with: its app.oam.dev/service-account-name annotation, else
+// --default-service-account, in the Application's namespace. The zero
+// identity is Steward's own.
+func (r *ApplicationReconciler) identityOf(app *v1beta1.Application) cluster.Identity {
+	name := app.Annotations[v1beta1.AnnotationServiceAccountName]
+	if name == "" {
+		name = r.Options.DefaultServiceAccount
+	}
+	return cluster.Identity{Namespace: app.Namespace, Name: name}
+}
+
+// bindIdentity gives a pass the clients of its Application's identity.
+// Every request for the Application's objects goes through them; trackers,
+// definitions and the Application itself are read and written with
+// Steward's own identity. An identity that cannot be impersonated leaves
+// the pass without clients: identityErr says why, and nothing is applied or
+// deleted.
+func (r *ApplicationReconciler) bindIdentity(s *scope) {
+	s.identity = r.identityOf(s.app)
+	if err := s.identity.Validate(); err != nil {
+		s.identityErr = &reasonError{reason: v1beta1.ReasonInvalidServiceAccount,
+			err: fmt.Errorf("annotation %s: %w", v1beta1.AnnotationServiceAccountName, err)}
+		return
+	}
+	if s.identity.IsZero() {
+		s.clients = r.Clusters
+		return
+	}
+	imp, ok := r.Clusters.(impersonator)
+	if !ok {
+		s.identityErr = &reasonError{reason: v1beta1.ReasonInvalidServiceAccount,
+			err: fmt.Errorf("this controller's cluster clients cannot impersonate %s", s.identity)}
+		return
+	}
+	s.clients = imp.As(s.identity)
+}
+
+// confirmGone handles a delete the Application's identity was refused
+// (typically its read): the object may never have existed, because
+// creating it was refused too, and then the entry would be retried
+// forever. Steward's own identity reads the object, and only reads it; the
+// entry can be dropped when it does not exist. Anything else leaves the
+// entry, and the deletion is retried.
+func (r *ApplicationReconciler) confirmGone(ctx context.Context, s *scope, e v1beta1.ManagedResource, refused error) bool {
+	if s.identity.IsZero() || !apierrors.IsForbidden(refused) {
+		return false
+	}
+	own, err := r.Clusters.GetClient(ctx, e.Cluster)
+	if err != nil {
+		return false
+	}
+	ref := refObject(e)
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(ref.GroupVersionKind())
+	if err := own.Get(ctx, client.ObjectKeyFromObject(ref), live); !apierrors.IsNotFound(err) {
+		return false
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Dropped entry: the object does not exist, though the application's identity may not read it",
+		"object", tracker.KeyOf(e).String(), "identity", s.identity.String())
+	return true
+}
+
+// checkBoundary enforces --no-cross-namespace-objects on the entries of a
+// new version, before anything is recorded: a namespaced object must be in
+// the Application's namespace, and a cluster-scoped one needs an
+// Application that acts as a ServiceAccount, whose RBAC then decides (the
+// API server refuses what the ServiceAccount may not create). Acting as
+// Steward itself, an Application could otherwise reach every namespace
+// and the whole cluster with Steward's permissions.
+func checkBoundary(app *v1beta1.Application, id cluster.Identity, entries []v1beta1.ManagedResource) error {
+	for _, e := range entries {
+		by := describeSource(e.Component, e.Trait)
+		if !cluster.IsLocal(e.Cluster) {
+			by += fmt.Sprintf(" in cluster %q", e.Cluster)
+		}
+		switch {
+		case e.Namespace != "" && e.Namespace != app.Namespace:
+			return &reasonError{reason: v1beta1.ReasonCrossNamespaceObject,
+				err: fmt.Errorf("%s renders %s in namespace %q: only the Application's namespace %q is allowed (--no-cross-namespace-objects)",
+					by, tracker.KeyOf(e), e.Namespace, app.Namespace)}
+		case e.Namespace == "" && id.IsZero():
+			return &reasonError{reason: v1beta1.ReasonClusterScopedObject,
+				err: fmt.Errorf("%s renders cluster-scoped %s: only an Application acting as a ServiceAccount (annotation %s) may create cluster-scoped objects, as far as its RBAC allows (--no-cross-namespace-objects)",
+					by, tracker.KeyOf(e), v1beta1.AnnotationServiceAccountName)}
+		}
+	}
+	return nil
+}
