@@ -152,7 +152,7 @@ func (m *Manager) baseOf(ctx context.Context, cluster string) (base, error) {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		if e.limiter == nil {
-			e.limiter = flowcontrol.NewTokenBucketRateLimiter(m.hubConfig.QPS, m.hubConfig.Burst)
+			e.limiter = newLimiter(m.hubConfig.QPS, m.hubConfig.Burst)
 		}
 		return base{config: cfg, http: hc, mapper: m.hub.RESTMapper(), limiter: e.limiter}, nil
 	}
@@ -166,9 +166,24 @@ func (m *Manager) baseOf(ctx context.Context, cluster string) (base, error) {
 		return base{}, fmt.Errorf("cluster %q has no client", cluster)
 	}
 	if e.limiter == nil {
-		e.limiter = flowcontrol.NewTokenBucketRateLimiter(m.opts.QPS, m.opts.Burst)
+		e.limiter = newLimiter(m.opts.QPS, m.opts.Burst)
 	}
 	return base{config: e.config, http: e.http, mapper: e.client.RESTMapper(), limiter: e.limiter}, nil
+}
+
+// newLimiter returns the rate limiter client-go would build for qps and
+// burst: its defaults for zero, none for a negative qps.
+func newLimiter(qps float32, burst int) flowcontrol.RateLimiter {
+	if qps < 0 {
+		return flowcontrol.NewFakeAlwaysRateLimiter()
+	}
+	if qps == 0 {
+		qps = rest.DefaultQPS
+	}
+	if burst == 0 {
+		burst = rest.DefaultBurst
+	}
+	return flowcontrol.NewTokenBucketRateLimiter(qps, burst)
 }
 
 // newIdentityCache returns the LRU of identity clients and the gauge that

@@ -18,6 +18,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cli"
+	"github.com/steward-oam/steward/internal/testcp"
 )
 
 // The tenancy stories run against envtest's kube-apiserver, which
@@ -46,6 +48,12 @@ func installK8sObjects(t *testing.T, ns string) {
 // rules; it returns a function that replaces the rules.
 func tenant(t *testing.T, ns, name string, rules ...rbacv1.PolicyRule) func(...rbacv1.PolicyRule) {
 	t.Helper()
+	return tenantIn(t, testClient, ns, name, rules...)
+}
+
+// tenantIn is tenant in the cluster behind c.
+func tenantIn(t *testing.T, c client.Client, ns, name string, rules ...rbacv1.PolicyRule) func(...rbacv1.PolicyRule) {
+	t.Helper()
 	ctx := context.Background()
 	for _, obj := range []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
@@ -56,18 +64,18 @@ func tenant(t *testing.T, ns, name string, rules ...rbacv1.PolicyRule) func(...r
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}},
 		},
 	} {
-		if err := testClient.Create(ctx, obj); err != nil {
+		if err := c.Create(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return func(rules ...rbacv1.PolicyRule) {
 		t.Helper()
 		role := &rbacv1.Role{}
-		if err := testClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, role); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, role); err != nil {
 			t.Fatal(err)
 		}
 		role.Rules = rules
-		if err := testClient.Update(ctx, role); err != nil {
+		if err := c.Update(ctx, role); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -295,4 +303,45 @@ func TestTenancy_NoCrossNamespaceObjectsRefusesOtherNamespacesAndClusterScope(t 
 // shortName returns a cluster-wide name unique to this run.
 func shortName(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1000000)
+}
+
+func TestTenancy_TargetClustersAuthoriseTheServiceAccountToo(t *testing.T) {
+	ctx := context.Background()
+	spoke := testcp.StartT(t, testcp.Options{}, "tenant-spoke")[0]
+	sc, err := spoke.Client(client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Join(ctx, testClient, cli.JoinOptions{KubeconfigPath: spoke.KubeconfigPath, Name: spoke.Name, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = cli.Detach(ctx, testClient, cli.DetachOptions{Name: spoke.Name, Force: true}) })
+	ns := newNamespace(t)
+	installK8sObjects(t, ns)
+	// The ServiceAccount exists in the spoke, with its own Role there; on
+	// the hub it may do nothing at all.
+	if err := sc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	tenantIn(t, sc, ns, "deployer", configMapRule(append(writeVerbs, "delete")...))
+	startManager(t, testCfg, testOptions())
+	crb := shortName("spoke-escalate")
+	createApp(t, ns, objectsApp("remote", "deployer", configMapIn(ns, "mine"), clusterAdminBinding(crb, ns, "deployer"))+
+		fmt.Sprintf("  policies:\n    - {name: where, type: topology, properties: {clusters: [%s]}}\n", spoke.Name))
+
+	msg := waitNotReady(t, ns, "remote", v1beta1.ReasonForbidden)
+	for _, want := range []string{fmt.Sprintf("system:serviceaccount:%s:deployer", ns), "clusterrolebindings", fmt.Sprintf("%q", spoke.Name)} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("Ready message %q does not name %s", msg, want)
+		}
+	}
+	if exists(t, &corev1.ConfigMap{}, ns, "mine") {
+		t.Error("the hub got the ConfigMap")
+	}
+	if err := sc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mine"}, &corev1.ConfigMap{}); err != nil {
+		t.Fatalf("the ConfigMap the ServiceAccount may create in the spoke: %v", err)
+	}
+	if err := sc.Get(ctx, client.ObjectKey{Name: crb}, &rbacv1.ClusterRoleBinding{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the spoke's ClusterRoleBinding: %v, want it refused", err)
+	}
 }
