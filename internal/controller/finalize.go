@@ -106,7 +106,11 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 	}
 	if remaining > 0 && !r.givingUp(app, s.gc.failures) {
 		if len(s.gc.failures) > 0 {
-			return ctrl.Result{}, fmt.Errorf("deleting application %s/%s: %s", app.Namespace, app.Name, describeFailures(s.gc.failures, 3))
+			msg := describeFailures(s.gc.failures, 3)
+			if r.Recorder != nil {
+				r.Recorder.Eventf(app, nil, "Warning", v1beta1.ReasonDeleteFailed, "Delete", "%s; the objects stay recorded and deletion is retried", msg)
+			}
+			return ctrl.Result{}, fmt.Errorf("deleting application %s/%s: %s", app.Namespace, app.Name, msg)
 		}
 		return ctrl.Result{RequeueAfter: deletionPoll}, nil
 	}
@@ -190,6 +194,9 @@ func (r *ApplicationReconciler) releaseEntry(ctx context.Context, s *scope, appl
 	c, err := s.clients.GetClient(ctx, e.Cluster)
 	if err == nil {
 		_, err = applier.Release(ctx, c, refObject(e))
+	}
+	if err != nil && r.confirmGone(ctx, s, e, err) {
+		return true
 	}
 	if err != nil {
 		s.gc.failures = append(s.gc.failures, objectFailure{Key: tracker.KeyOf(e), Component: e.Component, Reason: v1beta1.ReasonDeleteFailed, Err: err})

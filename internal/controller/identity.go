@@ -92,20 +92,29 @@ func (r *ApplicationReconciler) confirmGone(ctx context.Context, s *scope, e v1b
 // and the whole cluster with Steward's permissions.
 func checkBoundary(app *v1beta1.Application, id cluster.Identity, entries []v1beta1.ManagedResource) error {
 	for _, e := range entries {
-		by := describeSource(e.Component, e.Trait)
-		if !cluster.IsLocal(e.Cluster) {
-			by += fmt.Sprintf(" in cluster %q", e.Cluster)
+		if err := outsideBoundary(app, id, e); err != nil {
+			by := describeSource(e.Component, e.Trait)
+			if !cluster.IsLocal(e.Cluster) {
+				by += fmt.Sprintf(" in cluster %q", e.Cluster)
+			}
+			return &reasonError{reason: reasonOf(err, ""), err: fmt.Errorf("%s renders %w", by, err)}
 		}
-		switch {
-		case e.Namespace != "" && e.Namespace != app.Namespace:
-			return &reasonError{reason: v1beta1.ReasonCrossNamespaceObject,
-				err: fmt.Errorf("%s renders %s in namespace %q: only the Application's namespace %q is allowed (--no-cross-namespace-objects)",
-					by, tracker.KeyOf(e), e.Namespace, app.Namespace)}
-		case e.Namespace == "" && id.IsZero():
-			return &reasonError{reason: v1beta1.ReasonClusterScopedObject,
-				err: fmt.Errorf("%s renders cluster-scoped %s: only an Application acting as a ServiceAccount (annotation %s) may create cluster-scoped objects, as far as its RBAC allows (--no-cross-namespace-objects)",
-					by, tracker.KeyOf(e), v1beta1.AnnotationServiceAccountName)}
-		}
+	}
+	return nil
+}
+
+// outsideBoundary says why one entry is outside what
+// --no-cross-namespace-objects allows the Application, or nil.
+func outsideBoundary(app *v1beta1.Application, id cluster.Identity, e v1beta1.ManagedResource) error {
+	switch {
+	case e.Namespace != "" && e.Namespace != app.Namespace:
+		return &reasonError{reason: v1beta1.ReasonCrossNamespaceObject,
+			err: fmt.Errorf("%s in namespace %q: only the Application's namespace %q is allowed (--no-cross-namespace-objects)",
+				tracker.KeyOf(e), e.Namespace, app.Namespace)}
+	case e.Namespace == "" && id.IsZero():
+		return &reasonError{reason: v1beta1.ReasonClusterScopedObject,
+			err: fmt.Errorf("cluster-scoped %s: only an Application acting as a ServiceAccount (annotation %s) may create cluster-scoped objects, as far as its RBAC allows (--no-cross-namespace-objects)",
+				tracker.KeyOf(e), v1beta1.AnnotationServiceAccountName)}
 	}
 	return nil
 }

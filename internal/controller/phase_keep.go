@@ -241,7 +241,7 @@ func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, appli
 		}
 		if r.Options.NoCrossNamespaceObjects {
 			// A version recorded before the flag was set is held to it too.
-			if err := checkBoundary(s.app, s.identity, []v1beta1.ManagedResource{e}); err != nil {
+			if err := outsideBoundary(s.app, s.identity, e); err != nil {
 				p.keep.failures = append(p.keep.failures, objectFailure{Key: tracker.KeyOf(e), Component: e.Component, Reason: reasonOf(err, ""), Err: err})
 				failed[e.Component] = true
 				continue

@@ -241,6 +241,31 @@ func TestTenancy_DeniedDeleteKeepsTheObjectAndItsEntryUntilTheRoleAllowsIt(t *te
 	if !exists(t, &corev1.ConfigMap{}, ns, "keep") {
 		t.Fatal("the ConfigMap still in the spec is gone")
 	}
+
+	// Deleting the Application while the Role refuses deletes: the object
+	// stays, a warning says why, and the deletion completes once allowed.
+	setRules(configMapRule(writeVerbs...))
+	if err := testClient.Delete(context.Background(), getApp(t, ns, "gc")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "a DeleteFailed event naming the refused delete of keep", func() error {
+		for _, e := range appEvents(t, ns, "gc") {
+			if e.Reason == v1beta1.ReasonDeleteFailed && strings.Contains(e.Note, "keep") && strings.Contains(e.Note, user) {
+				return nil
+			}
+		}
+		return errNotYet
+	})
+	if !exists(t, &corev1.ConfigMap{}, ns, "keep") || !exists(t, &v1beta1.Application{}, ns, "gc") {
+		t.Fatal("the refused deletion went ahead")
+	}
+	setRules(configMapRule(append(writeVerbs, "delete")...))
+	eventually(t, 60*time.Second, "the application and its ConfigMap gone once the Role allows deletes", func() error {
+		if exists(t, &v1beta1.Application{}, ns, "gc") || exists(t, &corev1.ConfigMap{}, ns, "keep") {
+			return errNotYet
+		}
+		return nil
+	})
 }
 
 func TestTenancy_DefaultServiceAccountLocksDownAppsWithoutTheAnnotation(t *testing.T) {
