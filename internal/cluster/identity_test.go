@@ -133,14 +133,7 @@ func TestAs_ClientsAreCachedBoundedAndRebuiltWithNewCredentials(t *testing.T) {
 
 	// New credentials in the Secret: the identity's client is rebuilt
 	// with them.
-	s := &corev1.Secret{}
-	if err := tm.secrets.Get(ctx, client.ObjectKey{Namespace: DefaultNamespace, Name: "eu"}, s); err != nil {
-		t.Fatal(err)
-	}
-	s.Data["token"] = []byte("rotated")
-	if err := tm.secrets.Update(ctx, s); err != nil {
-		t.Fatal(err)
-	}
+	tm.rotateToken(t, "eu", "rotated")
 	tm.clock = tm.clock.Add(time.Minute)
 	getConfigMap(t, a, "eu", "after-rotation")
 	got := requests()

@@ -103,6 +103,20 @@ func (tm *testManager) gauge(t *testing.T, cluster string) (float64, bool) {
 	return 0, false
 }
 
+// rotateToken writes a new token into a cluster's Secret.
+func (tm *testManager) rotateToken(t *testing.T, cluster, token string) {
+	t.Helper()
+	ctx := context.Background()
+	s := &corev1.Secret{}
+	if err := tm.secrets.Get(ctx, client.ObjectKey{Namespace: DefaultNamespace, Name: cluster}, s); err != nil {
+		t.Fatal(err)
+	}
+	s.Data["token"] = []byte(token)
+	if err := tm.secrets.Update(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestGetClient_LocalIsTheHubClient(t *testing.T) {
 	tm := newTestManager(t, "http://127.0.0.1:1", ManagerOptions{})
 	for _, name := range []string{"", Local} {
@@ -123,14 +137,7 @@ func TestGetClient_RebuiltWhenSecretChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &corev1.Secret{}
-	if err := tm.secrets.Get(ctx, client.ObjectKey{Namespace: DefaultNamespace, Name: "eu"}, s); err != nil {
-		t.Fatal(err)
-	}
-	s.Data["token"] = []byte("rotated")
-	if err := tm.secrets.Update(ctx, s); err != nil {
-		t.Fatal(err)
-	}
+	tm.rotateToken(t, "eu", "rotated")
 	if again, _ := tm.GetClient(ctx, "eu"); again != first {
 		t.Fatal("client rebuilt before the recheck interval passed")
 	}
