@@ -40,8 +40,42 @@ build: ## Build bin/steward
 	go build -o bin/steward ./cmd/steward
 
 .PHONY: test
-test: tools ## Run all tests, envtest ones against bin/k8s
+test: tools ## Run all tests, envtest ones against bin/k8s, then fuzz each target for a few seconds
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) go test -count=1 -timeout $(TEST_TIMEOUT) $(GO_TEST_FLAGS) ./...
+	@if [[ -z "$(GO_TEST_FLAGS)" ]]; then $(MAKE) --no-print-directory fuzz-short; fi
+
+# Fuzz targets, as <package>:<FuzzName>. go test fuzzes one target of one
+# package per run, so `make fuzz` runs them in turn; their seed corpora
+# (testdata/fuzz/<FuzzName>/ in each package) run as ordinary tests in
+# `go test ./...`.
+FUZZ_TARGETS := \
+	./internal/controller:FuzzReconcileInterval \
+	./internal/render:FuzzRender_Properties \
+	./internal/render:FuzzRender_Template \
+	./internal/tracker:FuzzDecode \
+	./internal/tracker:FuzzEncodeDecode \
+	./internal/tracker:FuzzName_PublishVersion \
+	./internal/cluster:FuzzCredentialsFromSecret
+# Fuzzing time per target: make fuzz FUZZTIME=10m. FUZZ_TIMEOUT bounds each
+# go test run (0: none). Extra flags: FUZZ_FLAGS=-parallel=1
+FUZZTIME ?= 1m
+FUZZ_TIMEOUT ?= 0
+FUZZ_FLAGS ?=
+
+.PHONY: fuzz fuzz-short
+fuzz: ## Fuzz every target of FUZZ_TARGETS for FUZZTIME (1m) each; failing inputs are written to testdata/fuzz/
+fuzz-short: FUZZTIME = 3s
+fuzz-short: FUZZ_TIMEOUT = 5m
+fuzz-short: ## The same for 3 s per target
+fuzz fuzz-short:
+	@failed=""; \
+	for target in $(FUZZ_TARGETS); do \
+		pkg="$${target%%:*}"; name="$${target##*:}"; \
+		echo "Fuzzing $$name in $$pkg for $(FUZZTIME)"; \
+		KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) go test -run '^$$' -fuzz "^$$name\$$" \
+			-fuzztime $(FUZZTIME) -timeout $(FUZZ_TIMEOUT) $(FUZZ_FLAGS) "$$pkg" || failed="$$failed $$name"; \
+	done; \
+	if [[ -n "$$failed" ]]; then echo "Fuzz targets that failed:$$failed"; exit 1; fi
 
 # Chaos run length and seed: make chaos CHAOS_ITERATIONS=500 CHAOS_SEED=1234
 CHAOS_ITERATIONS ?= 200

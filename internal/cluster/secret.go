@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,10 +111,21 @@ func checkEndpoint(endpoint string) error {
 		return fmt.Errorf("no %q key", keyEndpoint)
 	}
 	u, err := url.Parse(endpoint)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+	// A host is required: "https://:6443" would dial the controller's own
+	// host. So is a port that can be dialled, when one is given.
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" || !validPort(u.Port()) {
 		return fmt.Errorf("endpoint %q: want an http(s) URL like https://10.0.0.1:6443", endpoint)
 	}
 	return nil
+}
+
+// validPort reports whether p, a URL's port, is empty or 1 to 65535.
+func validPort(p string) bool {
+	if p == "" {
+		return true
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
 }
 
 // NewSecret builds the cluster Secret that registers a cluster under name in

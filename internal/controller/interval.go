@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -36,7 +37,12 @@ func jitter(d time.Duration, fraction float64) time.Duration {
 		return d
 	}
 	spread := (rand.Float64()*2 - 1) * fraction
-	return time.Duration(float64(d) * (1 + spread))
+	out := float64(d) * (1 + spread)
+	if out >= math.MaxInt64 {
+		// Past about 290 years a Duration overflows: keep d.
+		return d
+	}
+	return time.Duration(out)
 }
 
 // unhealthyBackoff is how long an unhealthy Application waits before its
@@ -51,6 +57,10 @@ func unhealthyBackoff(base, interval time.Duration, streak int) time.Duration {
 	}
 	d := base
 	for range max(streak-1, 0) {
+		if d >= interval/2 {
+			// Doubling would reach the interval (or overflow).
+			return interval
+		}
 		d *= 2
 		if d >= interval {
 			return interval

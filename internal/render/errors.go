@@ -89,6 +89,11 @@ func flattenCUE(err error, prefix string, withPos bool) *cueError {
 	for i, e := range errs {
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
+		if msg == "" {
+			// A Go error (a patch or an export that failed) comes promoted
+			// to a CUE error whose own message is empty.
+			msg = e.Error()
+		}
 		if strings.Contains(msg, "errors in empty disjunction") && len(errs) > 1 {
 			continue
 		}

@@ -29,6 +29,9 @@ func Encode(spec *v1beta1.ResourceTrackerSpec, entries []v1beta1.ManagedResource
 	if err != nil {
 		return fmt.Errorf("encoding managed resources: %w", err)
 	}
+	if len(raw) > maxDecodedSize {
+		return fmt.Errorf("managed resources are %d bytes as JSON, over the %d a tracker can hold", len(raw), maxDecodedSize)
+	}
 	packed, err := compress(compression, raw)
 	if err != nil {
 		return err
@@ -53,6 +56,15 @@ func Decode(spec *v1beta1.ResourceTrackerSpec) ([]v1beta1.ManagedResource, error
 	return d.entriesOf(spec.ManagedResources), nil
 }
 
+// maxDecodedSize bounds the JSON a compressed tracker decodes to, and so
+// what Encode writes. The data is at most what etcd stores (1.5 MiB), but
+// a few bytes of it can claim or expand to gigabytes: a zstd frame header
+// alone makes the decoder allocate its declared size, and an out-of-memory
+// error is fatal, so a tracker edited by hand would crash the controller
+// on every pass. Rendered manifests compress about tenfold, so real
+// trackers decode to tens of MiB at most.
+const maxDecodedSize = 128 << 20
+
 // The codecs are built once and shared: a zstd encoder or decoder holds
 // megabytes of tables and buffers, and EncodeAll and DecodeAll are safe
 // for concurrent use. Building one per call cost more than the work.
@@ -61,7 +73,8 @@ var (
 		return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(min(runtime.GOMAXPROCS(0), 4)))
 	})
 	zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
-		return zstd.NewReader(nil, zstd.WithDecoderConcurrency(min(runtime.GOMAXPROCS(0), 4)))
+		return zstd.NewReader(nil, zstd.WithDecoderConcurrency(min(runtime.GOMAXPROCS(0), 4)),
+			zstd.WithDecoderMaxMemory(maxDecodedSize))
 	})
 	gzipWriters sync.Pool
 )
@@ -103,9 +116,12 @@ func decompress(t v1beta1.CompressionType, packed []byte) ([]byte, error) {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
 		defer r.Close()
-		out, err := io.ReadAll(r)
+		out, err := io.ReadAll(io.LimitReader(r, maxDecodedSize+1))
 		if err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		if len(out) > maxDecodedSize {
+			return nil, fmt.Errorf("gzip: decompressed data exceeds %d bytes", maxDecodedSize)
 		}
 		return out, nil
 	case v1beta1.CompressionZstd:
