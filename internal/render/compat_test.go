@@ -24,15 +24,21 @@ var unsupportedDefinitions = map[string]string{
 }
 
 // compatDir finds the KubeVela compatibility corpus: $STEWARD_COMPAT_DIR,
-// else ../shared/compat from the repository root.
+// else ../shared/compat from the repository root. A clone without the
+// corpus beside it skips the tests that need it; a STEWARD_COMPAT_DIR that
+// does not hold it fails them (CI sets it).
 func compatDir(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("STEWARD_COMPAT_DIR")
-	if dir == "" {
+	explicit := dir != ""
+	if !explicit {
 		dir = filepath.Join("..", "..", "..", "shared", "compat")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "cases")); err != nil {
-		t.Fatalf("compatibility corpus not found at %s (set STEWARD_COMPAT_DIR to the directory holding cases/ and definitions/): %v", dir, err)
+		if !explicit {
+			t.Skipf("compatibility corpus not found at %s: set STEWARD_COMPAT_DIR to the directory holding KubeVela's cases/ and definitions/ to run this test", dir)
+		}
+		t.Fatalf("compatibility corpus not found at STEWARD_COMPAT_DIR=%s (the directory holding cases/ and definitions/): %v", dir, err)
 	}
 	return dir
 }
