@@ -11,7 +11,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
@@ -60,8 +59,8 @@ func FuzzRender_Properties(f *testing.F) {
 		if err != nil {
 			t.Fatalf("second render failed: %v", err)
 		}
-		if !reflect.DeepEqual(objectsOf(res), objectsOf(again)) {
-			t.Fatalf("rendering twice gave different objects:\n%s\n%s", toJSON(t, objectsOf(res)), toJSON(t, objectsOf(again)))
+		if !reflect.DeepEqual(cli.Objects(res), cli.Objects(again)) {
+			t.Fatalf("rendering twice gave different objects:\n%s\n%s", toJSON(t, cli.Objects(res)), toJSON(t, cli.Objects(again)))
 		}
 	})
 }
@@ -177,7 +176,7 @@ func checkResult(t *testing.T, res *render.Result, err error) {
 	if res == nil || len(res.Components) != 1 {
 		t.Fatalf("Render returned no error and %+v", res)
 	}
-	for _, obj := range objectsOf(res) {
+	for _, obj := range cli.Objects(res) {
 		if obj.GetAPIVersion() == "" || obj.GetKind() == "" || obj.GetName() == "" {
 			t.Fatalf("rendered object without apiVersion, kind or name: %v", obj.Object)
 		}
@@ -185,20 +184,6 @@ func checkResult(t *testing.T, res *render.Result, err error) {
 			t.Fatalf("rendered object does not encode: %v", err)
 		}
 	}
-}
-
-// objectsOf lists the objects of a render result in order.
-func objectsOf(res *render.Result) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	for _, c := range res.Components {
-		if c.Workload != nil {
-			out = append(out, c.Workload)
-		}
-		for _, a := range c.Auxiliaries {
-			out = append(out, a.Object)
-		}
-	}
-	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string {
