@@ -80,10 +80,12 @@ fuzz fuzz-short:
 # Chaos run length and seed: make chaos CHAOS_ITERATIONS=500 CHAOS_SEED=1234
 CHAOS_ITERATIONS ?= 200
 CHAOS_SEED ?=
+# CHAOS_DRIFT_DETECTION=watch runs the controller in watch mode.
+CHAOS_DRIFT_DETECTION ?=
 
 .PHONY: chaos
 chaos: tools ## Long chaos run: CHAOS_ITERATIONS (200) iterations; replay a failure with CHAOS_SEED
-	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) CHAOS_ITERATIONS=$(CHAOS_ITERATIONS) CHAOS_SEED=$(CHAOS_SEED) \
+	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) CHAOS_ITERATIONS=$(CHAOS_ITERATIONS) CHAOS_SEED=$(CHAOS_SEED) CHAOS_DRIFT_DETECTION=$(CHAOS_DRIFT_DETECTION) \
 		go test -count=1 -timeout 3h -run '^TestChaos$$' -v ./test/chaos/
 
 .PHONY: bench

@@ -38,6 +38,11 @@ type Options struct {
 	// ReportOnly computes what would change without writing: a missing
 	// object is Missing, a patch to send is Drifted.
 	ReportOnly bool
+	// Applied is the UID of the object as Steward last applied it, when
+	// known: an object with that UID whose ownership labels someone
+	// removed is still Steward's, and gets them back. An object with
+	// another Application's labels is never taken.
+	Applied types.UID
 	// ExpectMissing tries to create the object before reading it: one
 	// request instead of two for an object no version had before. An
 	// object that exists after all is handled as usual.
@@ -140,7 +145,7 @@ func (a Applier) checkOwner(live *unstructured.Unstructured, opts Options) error
 	}
 	l := live.GetLabels()
 	name, ns := l[v1beta1.LabelAppName], l[v1beta1.LabelAppNamespace]
-	if name == "" && opts.TakeOver {
+	if name == "" && (opts.TakeOver || (opts.Applied != "" && live.GetUID() == opts.Applied)) {
 		return nil
 	}
 	return &OwnershipError{Object: describe(live), OwnerName: name, OwnerNamespace: ns}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -293,6 +294,40 @@ func (m *Manager) forget(cluster string, e *entry) {
 	}
 	m.mu.Unlock()
 	m.connected.DeleteLabelValues(cluster)
+}
+
+// Connection is how to list and watch one cluster's objects.
+type Connection struct {
+	// Config reaches the cluster as Steward, with the cluster's rate
+	// limits and no overall request timeout: watches are long requests.
+	Config *rest.Config
+	// Mapper maps the cluster's kinds to resources (cached discovery).
+	Mapper meta.RESTMapper
+	// Version changes whenever the cluster's credentials do, so that
+	// whoever built something from Config knows to build it again.
+	Version string
+}
+
+// Connection returns how to list and watch a cluster. The error wraps
+// ErrNotRegistered when the cluster has no Secret (it was detached).
+func (m *Manager) Connection(ctx context.Context, cluster string) (Connection, error) {
+	if IsLocal(cluster) {
+		cfg := rest.CopyConfig(m.hubConfig)
+		cfg.Timeout = 0
+		return Connection{Config: cfg, Mapper: m.hub.RESTMapper(), Version: "hub"}, nil
+	}
+	e := m.entry(cluster)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := m.refresh(ctx, cluster, e); err != nil {
+		return Connection{}, err
+	}
+	if e.client == nil {
+		return Connection{}, fmt.Errorf("cluster %q has no client", cluster)
+	}
+	cfg := rest.CopyConfig(e.config)
+	cfg.Timeout = 0
+	return Connection{Config: cfg, Mapper: e.client.RESTMapper(), Version: e.resourceVersion}, nil
 }
 
 // LastProbe returns the last probe of a cluster, if any: the controller can

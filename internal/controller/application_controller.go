@@ -19,6 +19,7 @@ import (
 	"github.com/steward-oam/steward/internal/metrics"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
+	"github.com/steward-oam/steward/internal/watch"
 )
 
 // ApplicationReconciler delivers Applications with resource trackers.
@@ -41,9 +42,12 @@ type ApplicationReconciler struct {
 	Options        Options
 	// Metrics records Steward's metrics; nil records nothing.
 	Metrics *metrics.Metrics
+	// Watch runs watch mode; nil in timer mode.
+	Watch *watch.Watcher
 
 	warned      warnedIntervals
 	unhealthy   unhealthyStreaks
+	health      healthCache
 	clusterList clusterListCache
 	// hooks interrupt a pass in tests; nil in production.
 	hooks hooks
@@ -64,13 +68,13 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	app := &v1beta1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.unhealthy.forget(req.NamespacedName)
+			r.forget(req.NamespacedName)
 			return ctrl.Result{}, r.releaseOrphanTrackers(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, err
 	}
 	if !app.DeletionTimestamp.IsZero() {
-		r.unhealthy.forget(req.NamespacedName)
+		r.forget(req.NamespacedName)
 		if nameError(app) != nil {
 			return ctrl.Result{}, r.releaseUnnamed(ctx, app)
 		}
@@ -122,6 +126,14 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 	return r.requeue(s), s.retryErr
+}
+
+// forget drops what the reconciler keeps in memory about an Application
+// that is gone or being deleted.
+func (r *ApplicationReconciler) forget(app types.NamespacedName) {
+	r.unhealthy.forget(app)
+	r.health.forget(app)
+	r.Watch.Forget(app)
 }
 
 // requeue schedules the next pass after the re-sync period. An unhealthy

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +57,13 @@ func (l *requestLog) writes() []string {
 		}
 	}
 	return out
+}
+
+// all returns every request of the log.
+func (l *requestLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.reqs)
 }
 
 func (l *requestLog) reset() {

@@ -24,6 +24,7 @@ import (
 	"github.com/steward-oam/steward/internal/metrics"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
+	"github.com/steward-oam/steward/internal/watch"
 )
 
 // NewScheme returns the scheme of the manager: client-go's kinds and OAM.
@@ -116,7 +117,18 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 		return nil, err
 	}
 	registry := clusters.Registry()
+	var watcher *watch.Watcher
+	if opts.DriftDetection == watch.ModeWatch {
+		watcher = watch.New(watch.Options{Clusters: clusters, Metrics: m, Supervise: opts.watchSupervise})
+		if err := mgr.Add(watcher); err != nil {
+			return nil, err
+		}
+		if opts.onWatcher != nil {
+			opts.onWatcher(watcher)
+		}
+	}
 	return &ApplicationReconciler{
+		Watch:    watcher,
 		Client:   mgr.GetClient(),
 		Mapper:   mgr.GetRESTMapper(),
 		Clusters: clusters,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/watch"
 )
 
 // Options configure the controller manager. Flag names and defaults follow
@@ -49,6 +50,8 @@ type Options struct {
 	// IdentityClients bounds the cached clients of impersonated
 	// ServiceAccounts.
 	IdentityClients int
+	// DriftDetection is watch.ModeWatch or watch.ModeTimer.
+	DriftDetection string
 	// UnhealthyRequeueBase is the first wait before an unhealthy
 	// Application is looked at again; it doubles with each unhealthy pass
 	// up to the Application's re-sync period. 0 turns the back-off off.
@@ -58,6 +61,11 @@ type Options struct {
 	// onRequeue sees the requeue of every pass that ran to its end, in
 	// tests; nil in production.
 	onRequeue func(app types.NamespacedName, after time.Duration)
+	// watchSupervise overrides how often watch mode checks its informers'
+	// clusters, in tests.
+	watchSupervise time.Duration
+	// onWatcher sees the watcher of watch mode, in tests.
+	onWatcher func(*watch.Watcher)
 	// clusterListTTL overrides clusterListTTL in tests.
 	clusterListTTL time.Duration
 	// SkipNameValidation lets tests start several managers in one process.
@@ -86,6 +94,7 @@ func NewOptions() Options {
 		ClusterSecretNS:      "vela-system",
 		UnhealthyRequeueBase: 5 * time.Second,
 		IdentityClients:      256,
+		DriftDetection:       watch.ModeTimer,
 	}
 }
 
@@ -114,6 +123,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DefaultServiceAccount, "default-service-account", o.DefaultServiceAccount, "ServiceAccount, in each Application's namespace, that Applications without the app.oam.dev/service-account-name annotation act as: every request for their objects impersonates it, in every cluster. Empty (the default) acts as Steward itself.")
 	fs.BoolVar(&o.NoCrossNamespaceObjects, "no-cross-namespace-objects", o.NoCrossNamespaceObjects, "Refuse namespaced objects outside the Application's namespace, and cluster-scoped objects of Applications that act as Steward itself (no ServiceAccount).")
 	fs.IntVar(&o.IdentityClients, "identity-client-cache-size", o.IdentityClients, "Clients kept for impersonated ServiceAccounts, over all clusters; the least recently used is dropped first.")
+	fs.StringVar(&o.DriftDetection, "drift-detection", o.DriftDetection, "How drift is found: \"watch\" runs one metadata-only informer per managed kind and cluster, selected by Steward's ownership label, repairs an object as soon as someone else changes or deletes it, and skips unchanged objects on the re-sync pass; \"timer\" reads every object once per re-sync pass.")
 	fs.StringVar(&o.TrackerCompression, "resource-tracker-compression", o.TrackerCompression, "How ResourceTrackers store managed resources: \"\" (none), gzip or zstd.")
 }
 
@@ -132,6 +142,9 @@ func (o Options) Validate() error {
 		if err := (cluster.Identity{Name: o.DefaultServiceAccount}).Validate(); err != nil {
 			return fmt.Errorf("--default-service-account: %w", err)
 		}
+	}
+	if o.DriftDetection != watch.ModeWatch && o.DriftDetection != watch.ModeTimer {
+		return fmt.Errorf("--drift-detection %q: want watch or timer", o.DriftDetection)
 	}
 	if o.ConcurrentReconciles < 1 {
 		return fmt.Errorf("--concurrent-reconciles must be at least 1")

@@ -38,13 +38,9 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 		s.setRetry(err)
 		return err
 	}
-	byComponent := map[string][]*unstructured.Unstructured{}
-	for _, e := range entries {
-		if e.Deleted || e.Data == nil {
-			continue
-		}
-		k := healthKey(e.Component, e.Cluster)
-		byComponent[k] = append(byComponent[k], r.liveOrNil(s, e))
+	unread := make(map[tracker.Key]string, len(s.keep.unread))
+	for _, u := range s.keep.unread {
+		unread[u.key] = u.resourceVersion
 	}
 	actx := render.AppContext{
 		AppRevision:    liveRevision(s.app, s.current).Name,
@@ -52,6 +48,8 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 		PublishVersion: s.app.Annotations[v1beta1.AnnotationPublishVersion],
 		ClusterVersion: r.ClusterVersion,
 	}
+	app := appKey(s.app)
+	cached := map[string]cachedHealth{}
 	s.health = map[string]componentHealth{}
 	for _, comp := range s.app.Spec.Components {
 		for _, g := range byCluster(entries) {
@@ -60,9 +58,26 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 				continue
 			}
 			k := healthKey(comp.Name, g.cluster)
-			s.health[k] = r.healthOf(s, defs, comp, actx, manifests, byComponent[k])
+			fp := healthFingerprint(s, defs, comp, g.entries, unread)
+			if h, ok := r.health.get(app, k, fp); ok {
+				s.health[k] = h
+				cached[k] = cachedHealth{fingerprint: fp, health: h}
+				continue
+			}
+			complete := r.readUnread(ctx, s, comp.Name, g.entries, unread)
+			var live []*unstructured.Unstructured
+			for _, e := range g.entries {
+				if e.Component == comp.Name && !e.Deleted && e.Data != nil {
+					live = append(live, r.liveOrNil(s, e))
+				}
+			}
+			s.health[k] = r.healthOf(s, defs, comp, actx, manifests, live)
+			if complete {
+				cached[k] = cachedHealth{fingerprint: healthFingerprint(s, defs, comp, g.entries, unread), health: s.health[k]}
+			}
 		}
 	}
+	r.health.put(app, cached)
 	return nil
 }
 

@@ -4,19 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apply"
+	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/tracker"
+	"github.com/steward-oam/steward/internal/watch"
 )
 
 // keepState applies every recorded object of the current and root
@@ -56,6 +60,8 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err er
 		kept, lists = append(kept, rt), append(lists, entries)
 		all = append(all, entries...)
 	}
+	wanted := wantedKeys(all)
+	r.Watch.Use(appKey(s.app), slices.Collect(maps.Keys(wanted)))
 	if len(all) == 0 {
 		return r.dispatched(ctx, s)
 	}
@@ -64,7 +70,6 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err er
 			err = r.hooks.call(hookAfterKeep)
 		}
 	}()
-	wanted := wantedKeys(all)
 	passes := r.eachCluster(byCluster(inDependencyOrder(all, dependencies(s.app))), func(g clusterGroup, p *pass) {
 		r.keepCluster(ctx, s, applier, g, p, wanted)
 	})
@@ -277,13 +282,31 @@ func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, p *pas
 	if s.rules.ReadOnly(res) {
 		return r.checkReadOnly(ctx, p, c, e, obj)
 	}
-	result, err := applier.Apply(ctx, c, obj, apply.Options{
+	opts := apply.Options{
 		TakeOver:       s.rules.TakeOver(res),
 		Shared:         s.rules.Shared(res),
 		KeepLiveFields: s.rules.ApplyOncePaths(res, s.fresh),
 		ReportOnly:     !s.fresh && reportOnly(s.app),
 		ExpectMissing:  s.newKeys[key] && !s.rules.TakeOver(res),
-	})
+	}
+	app := appKey(s.app)
+	digest := applyDigest(e, opts, s.identity)
+	opts.Applied = r.Watch.Applied(app, key)
+	if rv, ok := r.Watch.Unchanged(app, key, digest); ok && !s.fresh {
+		// Watch mode: the object is as Steward last left it.
+		p.keep.applied++
+		p.keep.unread = append(p.keep.unread, unreadObject{key: key, resourceVersion: rv})
+		r.Metrics.KeepSkipped()
+		return nil
+	}
+	done := r.Watch.Begin(app, key)
+	result, err := applier.Apply(ctx, c, obj, opts)
+	switch {
+	case err != nil, result.Live == nil, result.Action == apply.Drifted, result.Action == apply.Missing:
+		done(nil, 0)
+	default:
+		done(result.Live, digest)
+	}
 	if err != nil {
 		reason := classifyApplyError(err)
 		if reason != v1beta1.ReasonOwnershipConflict {
@@ -426,6 +449,22 @@ func (k *keepReport) remember(key tracker.Key, live *unstructured.Unstructured) 
 		k.live = map[tracker.Key]*unstructured.Unstructured{}
 	}
 	k.live[key] = live
+}
+
+// appKey names an Application in the work queue and the watcher.
+func appKey(app *v1beta1.Application) types.NamespacedName {
+	return types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
+}
+
+// applyDigest identifies one apply of an entry: the recorded manifest,
+// the options and the identity. A resourceVersion recorded after an apply
+// is trusted only for the same digest.
+func applyDigest(e v1beta1.ManagedResource, opts apply.Options, id cluster.Identity) uint64 {
+	var raw []byte
+	if e.Data != nil {
+		raw = e.Data.Raw
+	}
+	return watch.Digest(raw, fmt.Appendf(nil, "%+v", opts), []byte(id.String()))
 }
 
 // reportOnly reports whether the Application asks StateKeep to report

@@ -132,6 +132,16 @@ type keepReport struct {
 	live map[tracker.Key]*unstructured.Unstructured
 	// drifted are the objects report-only mode found drifted.
 	drifted []objectChange
+	// unread are objects watch mode found unchanged and did not read;
+	// health reads them only when it must evaluate their component again.
+	unread []unreadObject
+}
+
+// unreadObject is an object watch mode did not read, at the
+// resourceVersion the watch cache has.
+type unreadObject struct {
+	key             tracker.Key
+	resourceVersion string
 }
 
 // gcReport is what garbage collection did.

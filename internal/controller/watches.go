@@ -27,10 +27,18 @@ func ctrlConfig(skipNameValidation bool) config.Controller {
 }
 
 // SetupWithManager registers the fixed watch set: Applications, their
-// ResourceTrackers and the definitions. No rendered kind is watched.
+// ResourceTrackers and the definitions. In timer mode no rendered kind is
+// watched; in watch mode the watcher's label-selected, metadata-only
+// informers of managed kinds feed the queue too.
 func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	defs := builder.WithPredicates(predicate.GenerationChangedPredicate{})
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.Watch != nil {
+		// Watch mode: changes to managed objects, label-selected and
+		// metadata-only, enqueue their Application.
+		b = b.WatchesRawSource(r.Watch.Source())
+	}
+	return b.
 		Named("application").
 		For(&v1beta1.Application{}, builder.WithPredicates(applicationChanged())).
 		Watches(&v1beta1.ResourceTracker{}, handler.EnqueueRequestsFromMapFunc(trackerToApplication),

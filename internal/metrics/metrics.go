@@ -45,7 +45,23 @@ type Metrics struct {
 	driftRepaired     *prometheus.CounterVec
 	gcDeletions       *prometheus.CounterVec
 	renderCache       *prometheus.CounterVec
+	watchInformers    *prometheus.GaugeVec
+	watchEvents       *prometheus.CounterVec
+	keepSkipped       prometheus.Counter
 }
+
+// Results of a watch event, the values of the result label of
+// steward_watch_events_total.
+const (
+	// WatchChanged: someone else changed or deleted a managed object; its
+	// Application was enqueued.
+	WatchChanged = "changed"
+	// WatchOwn: the event is Steward's own write.
+	WatchOwn = "own"
+	// WatchUntracked: the object is not (or not yet) applied by Steward in
+	// this process.
+	WatchUntracked = "untracked"
+)
 
 // New creates Steward's collectors and registers them on reg. A collector
 // already registered under the same name is reused, so New may be called
@@ -86,6 +102,18 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Namespace: namespace, Name: "render_cache_lookups_total",
 			Help: "Lookups of compiled definition templates by definition kind and result (hit, miss); a miss compiles CUE.",
 		}, []string{"kind", "result"}),
+		watchInformers: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "watch_informers",
+			Help: "Metadata-only informers of managed kinds running in watch mode (--drift-detection=watch), by cluster.",
+		}, []string{"cluster"}),
+		watchEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "watch_events_total",
+			Help: "Watch events on managed objects in watch mode, by result: changed (someone else changed or deleted the object; its Application was enqueued), own (Steward's own write), untracked.",
+		}, []string{"result"}),
+		keepSkipped: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "statekeep_skipped_total",
+			Help: "Objects a StateKeep pass did not read or patch because the watch cache showed them unchanged since Steward last applied or read them (watch mode).",
+		}),
 	}
 	var errs []error
 	m.stageDuration = register(reg, m.stageDuration, &errs)
@@ -96,6 +124,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.driftRepaired = register(reg, m.driftRepaired, &errs)
 	m.gcDeletions = register(reg, m.gcDeletions, &errs)
 	m.renderCache = register(reg, m.renderCache, &errs)
+	m.watchInformers = register(reg, m.watchInformers, &errs)
+	m.watchEvents = register(reg, m.watchEvents, &errs)
+	m.keepSkipped = register(reg, m.keepSkipped, &errs)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("registering steward metrics: %w", err)
 	}
@@ -194,6 +225,36 @@ func (m *Metrics) ObserveRenderCache(kind string, hit bool) {
 		result = "hit"
 	}
 	m.renderCache.WithLabelValues(kind, result).Inc()
+}
+
+// SetWatchInformers records the informers running for a cluster; 0
+// removes the cluster's series.
+func (m *Metrics) SetWatchInformers(cluster string, n int) {
+	if m == nil {
+		return
+	}
+	if n == 0 {
+		m.watchInformers.DeleteLabelValues(cluster)
+		return
+	}
+	m.watchInformers.WithLabelValues(cluster).Set(float64(n))
+}
+
+// WatchEvent counts one watch event on a managed object by result.
+func (m *Metrics) WatchEvent(result string) {
+	if m == nil {
+		return
+	}
+	m.watchEvents.WithLabelValues(result).Inc()
+}
+
+// KeepSkipped counts one object a StateKeep pass found unchanged in the
+// watch cache and did not read.
+func (m *Metrics) KeepSkipped() {
+	if m == nil {
+		return
+	}
+	m.keepSkipped.Inc()
 }
 
 // observeRequest counts one API request.

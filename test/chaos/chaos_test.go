@@ -106,6 +106,10 @@ func TestChaos(t *testing.T) {
 		"--application-revision-limit=4",
 		"--zap-log-level=1",
 	}}
+	if mode := os.Getenv("CHAOS_DRIFT_DETECTION"); mode != "" {
+		// CHAOS_DRIFT_DETECTION=watch runs the suite in watch mode.
+		h.ctrl.args = append(h.ctrl.args, "--drift-detection="+mode)
+	}
 	if err := h.ctrl.start(); err != nil {
 		t.Fatal(err)
 	}

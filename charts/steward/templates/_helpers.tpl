@@ -64,6 +64,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- with .Values.controllerArgs.cachedGVKs }}
 - --optimize-cached-gvks={{ join "," . }}
 {{- end }}
+- --drift-detection={{ .Values.controllerArgs.driftDetection }}
 - --kube-api-qps={{ .Values.kubeAPI.qps }}
 - --kube-api-burst={{ .Values.kubeAPI.burst }}
 - --system-definition-namespace={{ .Values.systemDefinitionNamespace }}

@@ -1,0 +1,32 @@
+// Package watch runs watch mode (--drift-detection=watch): one
+// metadata-only informer per (cluster, kind) that Steward's trackers list,
+// whose list and watch carry a label selector on Steward's ownership label,
+// so the API server sends Steward's own objects only. Memory grows with the
+// objects Steward manages, never with the cluster.
+//
+// The Watcher keeps, per Application, the resourceVersion of every object
+// as Steward last wrote or read it. A watch event whose resourceVersion is
+// not that one (someone else changed the object) or a delete enqueues the
+// Application at once; Steward's own writes are recognised and dropped. A
+// StateKeep pass asks Unchanged before it reads an object: an object whose
+// cached resourceVersion is the recorded one is neither read nor patched.
+//
+// Usage:
+//
+//	w := watch.New(watch.Options{Clusters: clusterManager, Metrics: m})
+//	mgr.Add(w)                                    // runs the informers
+//	builder.WatchesRawSource(w.Source())          // events enqueue apps
+//	w.Use(app, keys)                              // each pass: what it tracks
+//	if !w.Unchanged(app, key, digest) {
+//		done := w.Begin(app, key)
+//		live := apply(...)
+//		done(live.GetResourceVersion(), digest)
+//	}
+//
+// Implementation notes: informers start and stop in one supervising
+// goroutine, woken when the kinds in use change and every Supervise
+// interval, when it also stops the informers of detached or unreachable
+// clusters and rebuilds those whose credentials changed. Cached objects
+// are stripped to name, namespace, resourceVersion and the two ownership
+// labels by a transform, so a managed object costs well under 1 KiB.
+package watch

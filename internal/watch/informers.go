@@ -1,0 +1,272 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cluster"
+)
+
+// informer is one running metadata-only informer.
+type informer struct {
+	inf    cache.SharedIndexInformer
+	cancel context.CancelFunc
+	// version is the cluster connection's version it was built from.
+	version string
+	http    *http.Client
+}
+
+// resourceVersion returns the cached resourceVersion of an object, once
+// the informer has synced.
+func (i *informer) resourceVersion(namespace, name string) (string, bool) {
+	if !i.inf.HasSynced() {
+		return "", false
+	}
+	key := name
+	if namespace != "" {
+		key = namespace + "/" + name
+	}
+	obj, ok, err := i.inf.GetStore().GetByKey(key)
+	if err != nil || !ok {
+		return "", false
+	}
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return "", false
+	}
+	return m.ResourceVersion, true
+}
+
+func (i *informer) stop() {
+	i.cancel()
+	if i.http != nil {
+		i.http.CloseIdleConnections()
+	}
+}
+
+// Start runs the informers until ctx is done: it implements
+// manager.Runnable, and runs on the leader only, like the reconcilers.
+func (w *Watcher) Start(ctx context.Context) error {
+	t := time.NewTicker(w.opts.Supervise)
+	defer t.Stop()
+	for {
+		w.supervise(ctx)
+		select {
+		case <-ctx.Done():
+			w.mu.Lock()
+			for k, inf := range w.informers {
+				inf.stop()
+				delete(w.informers, k)
+			}
+			w.mu.Unlock()
+			return nil
+		case <-t.C:
+		case <-w.wake:
+		}
+	}
+}
+
+// Informers lists the kinds informers run for, as "Kind.group@cluster";
+// for tests and debugging.
+func (w *Watcher) Informers() []string {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]string, 0, len(w.informers))
+	for k := range w.informers {
+		out = append(out, k.String())
+	}
+	return out
+}
+
+func (k kindKey) String() string {
+	s := k.Kind
+	if k.Group != "" {
+		s += "." + k.Group
+	}
+	c := k.Cluster
+	if c == "" {
+		c = cluster.Local
+	}
+	return s + "@" + c
+}
+
+// supervise makes the running informers those of the kinds in use, in
+// clusters that are registered and reachable, built from their current
+// credentials.
+func (w *Watcher) supervise(ctx context.Context) {
+	log := ctrl.LoggerFrom(ctx).WithName("watch")
+	w.mu.Lock()
+	want := maps.Clone(w.refs)
+	have := maps.Clone(w.informers)
+	w.mu.Unlock()
+
+	stop := func(k kindKey, why string) {
+		if inf := have[k]; inf != nil {
+			inf.stop()
+			delete(have, k)
+			log.V(1).Info("Stopped informer", "kind", k.String(), "reason", why)
+		}
+	}
+	for k := range have {
+		if _, ok := want[k]; !ok {
+			stop(k, "no tracker lists the kind")
+		}
+	}
+	type conn struct {
+		c   cluster.Connection
+		err error
+	}
+	conns := map[string]conn{}
+	for k := range want {
+		c, ok := conns[k.Cluster]
+		if !ok {
+			c.c, c.err = w.connection(ctx, k.Cluster)
+			conns[k.Cluster] = c
+		}
+		if c.err != nil {
+			stop(k, c.err.Error())
+			continue
+		}
+		if inf := have[k]; inf != nil {
+			if inf.version == c.c.Version {
+				continue
+			}
+			stop(k, "the cluster's credentials changed")
+		}
+		inf, err := w.start(ctx, k, c.c)
+		if err != nil {
+			log.V(1).Info("Informer not started; StateKeep reads the kind's objects", "kind", k.String(), "reason", err.Error())
+			continue
+		}
+		have[k] = inf
+		log.V(1).Info("Started informer", "kind", k.String())
+	}
+	w.mu.Lock()
+	w.informers = have
+	w.mu.Unlock()
+	perCluster := map[string]int{}
+	for k := range have {
+		perCluster[k.Cluster]++
+	}
+	for c := range conns {
+		w.opts.Metrics.SetWatchInformers(clusterName(c), perCluster[c])
+	}
+	for c, n := range perCluster {
+		w.opts.Metrics.SetWatchInformers(clusterName(c), n)
+	}
+}
+
+func clusterName(c string) string {
+	if c == "" {
+		return cluster.Local
+	}
+	return c
+}
+
+// errUnreachable pauses the informers of a cluster whose last probe failed.
+var errUnreachable = errors.New("the cluster is unreachable")
+
+// connection returns how to watch a cluster, or why its informers must
+// not run: detached (not registered) or unreachable.
+func (w *Watcher) connection(ctx context.Context, name string) (cluster.Connection, error) {
+	c, err := w.opts.Clusters.Connection(ctx, name)
+	if err != nil {
+		return c, err
+	}
+	if name != "" {
+		if p, ok := w.opts.Clusters.LastProbe(name); ok && p.Err != nil {
+			return c, fmt.Errorf("%w: %v", errUnreachable, p.Err)
+		}
+	}
+	return c, nil
+}
+
+// start runs the informer of one kind.
+func (w *Watcher) start(ctx context.Context, k kindKey, c cluster.Connection) (*informer, error) {
+	mapping, err := c.Mapper.RESTMapping(schema.GroupKind{Group: k.Group, Kind: k.Kind})
+	if err != nil {
+		return nil, err
+	}
+	hc, err := rest.HTTPClientFor(c.Config)
+	if err != nil {
+		return nil, err
+	}
+	mc, err := metadata.NewForConfigAndClient(c.Config, hc)
+	if err != nil {
+		return nil, err
+	}
+	selector := w.opts.Selector
+	inf := metadatainformer.NewFilteredMetadataInformer(mc, mapping.Resource, metav1.NamespaceAll, 0, cache.Indexers{},
+		func(o *metav1.ListOptions) { o.LabelSelector = selector }).Informer()
+	if err := inf.SetTransform(slim); err != nil {
+		return nil, err
+	}
+	if _, err := inf.AddEventHandler(w.handler(k)); err != nil {
+		return nil, err
+	}
+	ictx, cancel := context.WithCancel(ctx)
+	go inf.RunWithContext(ictx)
+	return &informer{inf: inf, cancel: cancel, version: c.Version, http: hc}, nil
+}
+
+// handler turns informer notifications into events.
+func (w *Watcher) handler(k kindKey) cache.ResourceEventHandler {
+	judge := func(obj any, gone bool) {
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		m, ok := obj.(*metav1.PartialObjectMetadata)
+		if !ok {
+			return
+		}
+		w.event(k, m.Namespace, m.Name, m.ResourceVersion, m.Labels, gone)
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { judge(obj, false) },
+		UpdateFunc: func(old, obj any) {
+			o, ok1 := old.(*metav1.PartialObjectMetadata)
+			n, ok2 := obj.(*metav1.PartialObjectMetadata)
+			if ok1 && ok2 && o.ResourceVersion == n.ResourceVersion {
+				return // a resync, nothing happened
+			}
+			judge(obj, false)
+		},
+		DeleteFunc: func(obj any) { judge(obj, true) },
+	}
+}
+
+// slim keeps of a cached object only what the Watcher reads: name,
+// namespace, resourceVersion and the ownership labels. Annotations (the
+// last-applied configuration is a whole manifest) and managed fields never
+// stay in memory.
+func slim(obj any) (any, error) {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return obj, nil
+	}
+	out := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Name:            m.Name,
+		Namespace:       m.Namespace,
+		ResourceVersion: m.ResourceVersion,
+	}}
+	if name, ns := m.Labels[v1beta1.LabelAppName], m.Labels[v1beta1.LabelAppNamespace]; name != "" || ns != "" {
+		out.Labels = map[string]string{v1beta1.LabelAppName: name, v1beta1.LabelAppNamespace: ns}
+	}
+	return out, nil
+}

@@ -1,0 +1,362 @@
+package watch
+
+import (
+	"context"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/metrics"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// Modes of --drift-detection.
+const (
+	// ModeTimer repairs drift on the re-sync period only, reading every
+	// object once per pass.
+	ModeTimer = "timer"
+	// ModeWatch also repairs on watch events and skips unchanged objects.
+	ModeWatch = "watch"
+)
+
+// Clusters gives the connection of each cluster and its reachability;
+// cluster.Manager implements it.
+type Clusters interface {
+	Connection(ctx context.Context, cluster string) (cluster.Connection, error)
+	LastProbe(cluster string) (cluster.ProbeResult, bool)
+}
+
+// Options configure a Watcher. Zero values take the defaults noted.
+type Options struct {
+	Clusters Clusters
+	// Selector is the label selector of every list and watch (default:
+	// the ownership label app.oam.dev/name exists).
+	Selector string
+	// Supervise is how often informers are checked against detached,
+	// unreachable and re-credentialed clusters (default 10s).
+	Supervise time.Duration
+	// Metrics records informers, events and skipped objects; nil records
+	// nothing.
+	Metrics *metrics.Metrics
+}
+
+// Watcher runs watch mode. Its methods are safe for concurrent use, and do
+// nothing on a nil *Watcher (timer mode).
+type Watcher struct {
+	opts Options
+
+	mu sync.Mutex
+	// apps holds, per Application, the kinds its trackers list and the
+	// objects Steward applied for it in this process.
+	apps map[types.NamespacedName]*appState
+	// refs counts the Applications listing each kind.
+	refs map[kindKey]int
+	// informers run for kinds in use, in reachable clusters.
+	informers map[kindKey]*informer
+	queue     workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+	wake chan struct{}
+}
+
+// kindKey names one kind in one cluster ("" is the hub).
+type kindKey struct {
+	Cluster, Group, Kind string
+}
+
+type appState struct {
+	kinds   map[kindKey]struct{}
+	objects map[tracker.Key]*objState
+}
+
+// objState is what Steward knows of one object it applied.
+type objState struct {
+	// rv is the resourceVersion Steward's last write or read returned;
+	// empty when it must be read again.
+	rv string
+	// digest identifies the manifest and options rv was reached with.
+	digest uint64
+	// uid is the object's UID as Steward last wrote or read it.
+	uid types.UID
+	// writing counts writes in flight; events that arrive meanwhile are
+	// judged when the write returns its resourceVersion.
+	writing int
+	// seen is the resourceVersion of such an event (deleted for a delete).
+	seen string
+}
+
+const deleted = "\x00deleted"
+
+// New returns a Watcher; add it to the manager to run its informers.
+func New(opts Options) *Watcher {
+	if opts.Selector == "" {
+		opts.Selector = v1beta1.LabelAppName
+	}
+	if opts.Supervise <= 0 {
+		opts.Supervise = 10 * time.Second
+	}
+	return &Watcher{
+		opts:      opts,
+		apps:      map[types.NamespacedName]*appState{},
+		refs:      map[kindKey]int{},
+		informers: map[kindKey]*informer{},
+		wake:      make(chan struct{}, 1),
+	}
+}
+
+// normalize names the hub "" in keys.
+func normalize(k tracker.Key) tracker.Key {
+	if cluster.IsLocal(k.Cluster) {
+		k.Cluster = ""
+	}
+	return k
+}
+
+func kindOf(k tracker.Key) kindKey { return kindKey{Cluster: k.Cluster, Group: k.Group, Kind: k.Kind} }
+
+// Use records the objects app's trackers want to exist, in every cluster.
+// Informers start for kinds no Application listed before and stop for
+// kinds none lists any longer; what Steward knew of objects no longer
+// listed is dropped, so that deleting them (garbage collection) does not
+// wake app.
+func (w *Watcher) Use(app types.NamespacedName, keys []tracker.Key) {
+	if w == nil {
+		return
+	}
+	want := make(map[tracker.Key]struct{}, len(keys))
+	kinds := map[kindKey]struct{}{}
+	for _, k := range keys {
+		k = normalize(k)
+		want[k] = struct{}{}
+		kinds[kindOf(k)] = struct{}{}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := w.apps[app]
+	if st == nil {
+		st = &appState{objects: map[tracker.Key]*objState{}}
+		w.apps[app] = st
+	}
+	for k := range st.objects {
+		if _, ok := want[k]; !ok {
+			delete(st.objects, k)
+		}
+	}
+	changed := w.retain(kinds, st.kinds)
+	st.kinds = kinds
+	if changed {
+		w.signal()
+	}
+}
+
+// Forget drops app: it was deleted, or is being deleted.
+func (w *Watcher) Forget(app types.NamespacedName) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := w.apps[app]
+	if st == nil {
+		return
+	}
+	delete(w.apps, app)
+	if w.retain(nil, st.kinds) {
+		w.signal()
+	}
+}
+
+// retain moves the kind references of one app from old to next and
+// reports whether a kind came into or went out of use. Called with mu
+// held.
+func (w *Watcher) retain(next, old map[kindKey]struct{}) bool {
+	changed := false
+	for k := range next {
+		if _, ok := old[k]; ok {
+			continue
+		}
+		w.refs[k]++
+		changed = changed || w.refs[k] == 1
+	}
+	for k := range old {
+		if _, ok := next[k]; ok {
+			continue
+		}
+		if w.refs[k]--; w.refs[k] <= 0 {
+			delete(w.refs, k)
+			changed = true
+		}
+	}
+	return changed
+}
+
+func (w *Watcher) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Unchanged reports whether the object of key is, in the watch cache,
+// exactly as Steward last wrote or read it for app with the manifest and
+// options of digest, and returns its resourceVersion: a pass need neither
+// read nor patch it. It is false whenever the cache cannot tell (informer
+// not running or not synced, object not cached, write in flight).
+func (w *Watcher) Unchanged(app types.NamespacedName, key tracker.Key, digest uint64) (string, bool) {
+	if w == nil {
+		return "", false
+	}
+	key = normalize(key)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := w.apps[app]
+	if st == nil {
+		return "", false
+	}
+	o := st.objects[key]
+	if o == nil || o.rv == "" || o.writing > 0 || o.digest != digest {
+		return "", false
+	}
+	inf := w.informers[kindOf(key)]
+	if inf == nil {
+		return "", false
+	}
+	rv, ok := inf.resourceVersion(key.Namespace, key.Name)
+	if !ok || rv != o.rv {
+		return "", false
+	}
+	return rv, true
+}
+
+// Applied returns the UID of the object of key as Steward last applied it
+// for app in this process, if it did.
+func (w *Watcher) Applied(app types.NamespacedName, key tracker.Key) types.UID {
+	if w == nil {
+		return ""
+	}
+	key = normalize(key)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if st := w.apps[app]; st != nil {
+		if o := st.objects[key]; o != nil {
+			return o.uid
+		}
+	}
+	return ""
+}
+
+// Begin marks a write (or read) of key for app in flight. Call the
+// function it returns with the object as the request returned it and the
+// digest of what was applied, or with nil when it failed or left the
+// object different from the manifest: the next pass reads it again.
+func (w *Watcher) Begin(app types.NamespacedName, key tracker.Key) func(live metav1.Object, digest uint64) {
+	if w == nil {
+		return func(metav1.Object, uint64) {}
+	}
+	key = normalize(key)
+	w.mu.Lock()
+	st := w.apps[app]
+	if st == nil {
+		w.mu.Unlock()
+		return func(metav1.Object, uint64) {}
+	}
+	o := st.objects[key]
+	if o == nil {
+		o = &objState{}
+		st.objects[key] = o
+	}
+	o.writing++
+	w.mu.Unlock()
+	return func(live metav1.Object, digest uint64) {
+		rv := ""
+		w.mu.Lock()
+		o.writing--
+		if live != nil {
+			rv, o.uid = live.GetResourceVersion(), live.GetUID()
+		}
+		o.rv, o.digest = rv, digest
+		seen := o.seen
+		if o.writing == 0 {
+			o.seen = ""
+		}
+		w.mu.Unlock()
+		if seen != "" && seen != rv {
+			// Something else happened to the object around Steward's
+			// write: look again.
+			w.enqueue(app)
+		}
+	}
+}
+
+// event judges one watch event on an object of kind k.
+func (w *Watcher) event(k kindKey, namespace, name, rv string, labels map[string]string, gone bool) {
+	app := types.NamespacedName{Namespace: labels[v1beta1.LabelAppNamespace], Name: labels[v1beta1.LabelAppName]}
+	key := tracker.Key{Cluster: k.Cluster, Group: k.Group, Kind: k.Kind, Namespace: namespace, Name: name}
+	if gone {
+		rv = deleted
+	}
+	result := metrics.WatchUntracked
+	w.mu.Lock()
+	var o *objState
+	if st := w.apps[app]; st != nil {
+		o = st.objects[key]
+	}
+	switch {
+	case o == nil || (o.rv == "" && o.writing == 0):
+	case o.writing > 0:
+		o.seen, result = rv, metrics.WatchOwn
+	case rv == o.rv:
+		result = metrics.WatchOwn
+	default:
+		// Changed or deleted by someone else: the next pass reads it.
+		o.rv, result = "", metrics.WatchChanged
+	}
+	w.mu.Unlock()
+	w.opts.Metrics.WatchEvent(result)
+	if result == metrics.WatchChanged {
+		w.enqueue(app)
+	}
+}
+
+func (w *Watcher) enqueue(app types.NamespacedName) {
+	w.mu.Lock()
+	q := w.queue
+	w.mu.Unlock()
+	if q != nil {
+		q.Add(reconcile.Request{NamespacedName: app})
+	}
+}
+
+// Source returns the source that feeds the Application controller's work
+// queue with the Applications whose objects changed.
+func (w *Watcher) Source() source.Source { return watcherSource{w} }
+
+type watcherSource struct{ w *Watcher }
+
+func (s watcherSource) Start(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+	s.w.mu.Lock()
+	s.w.queue = q
+	s.w.mu.Unlock()
+	return nil
+}
+
+func (s watcherSource) String() string { return "managed objects (metadata-only, label-selected)" }
+
+// Digest identifies what an object is applied from: its manifest and
+// everything else that changes the request (options, identity), so that a
+// recorded resourceVersion is only trusted for the same apply.
+func Digest(parts ...[]byte) uint64 {
+	h := fnv.New64a()
+	for _, p := range parts {
+		_, _ = h.Write(p)
+		_, _ = h.Write([]byte{0})
+	}
+	return h.Sum64()
+}

@@ -1,0 +1,127 @@
+package watch
+
+import (
+	"context"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+var (
+	app    = types.NamespacedName{Namespace: "team", Name: "web"}
+	depKey = tracker.Key{Cluster: "local", Group: "apps", Kind: "Deployment", Namespace: "team", Name: "web"}
+	labels = map[string]string{v1beta1.LabelAppName: "web", v1beta1.LabelAppNamespace: "team"}
+)
+
+// newQueued returns a watcher whose source feeds a real work queue.
+func newQueued(t *testing.T) (*Watcher, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	t.Helper()
+	w := New(Options{})
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	t.Cleanup(q.ShutDown)
+	if err := w.Source().Start(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	return w, q
+}
+
+func obj(rv string) *metav1.ObjectMeta { return &metav1.ObjectMeta{ResourceVersion: rv, UID: "u1"} }
+
+func dep(w *Watcher, rv string, gone bool) {
+	w.event(kindKey{Group: "apps", Kind: "Deployment"}, "team", "web", rv, labels, gone)
+}
+
+func TestEvents_OwnWritesAreDroppedAndOthersEnqueueTheApp(t *testing.T) {
+	w, q := newQueued(t)
+	w.Use(app, []tracker.Key{depKey})
+
+	// Not applied yet in this process: nothing to compare with.
+	dep(w, "1", false)
+	if q.Len() != 0 {
+		t.Fatal("an object Steward has not applied yet enqueued its app")
+	}
+
+	done := w.Begin(app, depKey)
+	// The watch delivers Steward's own write before the write returned.
+	dep(w, "2", false)
+	done(obj("2"), 7)
+	if q.Len() != 0 {
+		t.Fatal("Steward's own write, seen while in flight, enqueued the app")
+	}
+	dep(w, "2", false)
+	if q.Len() != 0 {
+		t.Fatal("Steward's own write enqueued the app")
+	}
+
+	dep(w, "3", false)
+	if q.Len() != 1 {
+		t.Fatal("someone else's change did not enqueue the app")
+	}
+	// A burst coalesces into one reconcile.
+	dep(w, "4", false)
+	dep(w, "4", true)
+	if q.Len() != 1 {
+		t.Fatalf("a burst queued %d requests, want 1", q.Len())
+	}
+}
+
+func TestEvents_ChangeDuringAWriteIsLookedAtAgain(t *testing.T) {
+	w, q := newQueued(t)
+	w.Use(app, []tracker.Key{depKey})
+	done := w.Begin(app, depKey)
+	dep(w, "5", true) // deleted while Steward wrote
+	done(obj("6"), 1)
+	if q.Len() != 1 {
+		t.Fatal("a delete during Steward's write was lost")
+	}
+}
+
+func TestEvents_DeleteOfAnObjectNoLongerListedIsIgnored(t *testing.T) {
+	w, q := newQueued(t)
+	w.Use(app, []tracker.Key{depKey})
+	w.Begin(app, depKey)(obj("2"), 1)
+	// The next version no longer has it: garbage collection deletes it.
+	w.Use(app, nil)
+	dep(w, "2", true)
+	if q.Len() != 0 {
+		t.Fatal("garbage collection's own delete enqueued the app")
+	}
+}
+
+func TestUse_KindsAreCountedOverApplications(t *testing.T) {
+	w := New(Options{})
+	other := types.NamespacedName{Namespace: "team", Name: "api"}
+	w.Use(app, []tracker.Key{depKey})
+	w.Use(other, []tracker.Key{{Group: "apps", Kind: "Deployment", Namespace: "team", Name: "api"}})
+	k := kindKey{Group: "apps", Kind: "Deployment"}
+	if w.refs[k] != 2 {
+		t.Fatalf("refs = %d, want 2 (local and \"\" are the same cluster)", w.refs[k])
+	}
+	w.Forget(app)
+	w.Use(other, nil)
+	if _, ok := w.refs[k]; ok {
+		t.Fatal("a kind no app lists is still referenced")
+	}
+	if len(w.apps) != 1 || len(w.apps[other].objects) != 0 {
+		t.Fatalf("state left behind: %+v", w.apps)
+	}
+}
+
+func TestUnchanged_NeedsARunningInformer(t *testing.T) {
+	w := New(Options{})
+	w.Use(app, []tracker.Key{depKey})
+	w.Begin(app, depKey)(obj("2"), 1)
+	if _, ok := w.Unchanged(app, depKey, 1); ok {
+		t.Fatal("unchanged without an informer to tell")
+	}
+	var nilWatcher *Watcher
+	if _, ok := nilWatcher.Unchanged(app, depKey, 1); ok {
+		t.Fatal("timer mode skipped an object")
+	}
+}
