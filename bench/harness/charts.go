@@ -19,6 +19,7 @@ const (
 	MemoryChart   = "bench-memory.png"
 	RequestsChart = "bench-requests.png"
 	SoakChart     = "bench-soak.png"
+	ManagedChart  = "bench-managed.png"
 )
 
 // verbOrder stacks request verbs from reads to writes.
@@ -42,6 +43,12 @@ func writeCharts(res *Results, dir string) ([]string, error) {
 			return nil, err
 		}
 		written = append(written, RequestsChart)
+	}
+	if len(res.Managed) > 0 {
+		if err := managedChart(res.Managed, filepath.Join(dir, ManagedChart)); err != nil {
+			return nil, err
+		}
+		written = append(written, ManagedChart)
 	}
 	if len(res.Soak) > 0 {
 		var before []SoakResult
@@ -172,6 +179,53 @@ func addMemoryLines(p *plot.Plot, results []MemoryResult, heap bool) error {
 		p.Legend.Add(m.Controller, line, points)
 	}
 	return nil
+}
+
+// managedChart plots, side by side, heap in use after GC (MiB) and heap
+// per managed object (KiB, with the 2 KiB target of issue 12 dashed) of
+// each controller against the number of managed objects.
+func managedChart(results []ManagedResult, path string) error {
+	heap := soakPanel("Heap in use after GC", "managed objects")
+	per := soakPanel("Heap per managed object (beyond the empty controller)", "managed objects")
+	per.Y.Label.Text = "KiB"
+	per.Y.Max = float64(targetHeapPerObject) / 1024
+	for i, m := range results {
+		var total, each plotter.XYs
+		for _, pt := range m.Points {
+			total = append(total, plotter.XY{X: float64(pt.Objects), Y: pt.HeapInuse / mib})
+			heap.Y.Max = max(heap.Y.Max, pt.HeapInuse/mib*1.4)
+			if _, ok := m.Base(); ok && pt.Objects > 0 {
+				v := m.PerObject(pt) / 1024
+				each = append(each, plotter.XY{X: float64(pt.Objects), Y: v})
+				per.Y.Max = max(per.Y.Max, v)
+			}
+		}
+		for _, set := range []struct {
+			p   *plot.Plot
+			xys plotter.XYs
+		}{{heap, total}, {per, each}} {
+			if len(set.xys) == 0 {
+				continue
+			}
+			line, points, err := plotter.NewLinePoints(set.xys)
+			if err != nil {
+				return err
+			}
+			line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
+			line.Width = vg.Points(2)
+			points.Shape = plotutil.Shape(i)
+			set.p.Add(line, points)
+			set.p.Legend.Add(m.Controller, line, points)
+		}
+	}
+	per.Y.Max *= 1.4 // room for the legend above the lines
+	target := plotter.NewFunction(func(float64) float64 { return float64(targetHeapPerObject) / 1024 })
+	target.Color = color.Gray{Y: 80}
+	target.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	per.Add(target)
+	per.Legend.Add(fmt.Sprintf("target (< %s)", bytesText(targetHeapPerObject)), target)
+	per.Y.Tick.Marker = plot.DefaultTicks{}
+	return sideBySide(heap, per, path)
 }
 
 // integerTicks labels an axis with whole numbers (2000, not 2000.00).

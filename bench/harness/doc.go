@@ -38,6 +38,12 @@
 //     one without is sampled on /metrics every 100 ms and each GC cycle's
 //     lowest sample taken. The apps re-sync while sampled: memory that
 //     grows with passes must show.
+//   - Watch mode: the report checks the targets of issue 12 on the first
+//     controller whose command line has --drift-detection=watch
+//     (Controller.IsWatchMode), those of issues 7 and 10 on the first one
+//     without. The managed scenario reads heap per managed object as the
+//     growth per object added between levels: the first app's fixed costs
+//     (compiled definitions, informers) would swamp the first level.
 //   - The soak's webservice apps need rolled-out Deployments to be
 //     healthy; the control plane runs no Deployment controller, so the
 //     harness writes their status (waitHealthy).

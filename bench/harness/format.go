@@ -119,6 +119,24 @@ func findFleet(fs []FleetResult, name string) (FleetResult, bool) {
 	return FleetResult{}, false
 }
 
+func findDrift(ds []DriftResult, name string) (DriftResult, bool) {
+	for _, d := range ds {
+		if d.Controller == name {
+			return d, true
+		}
+	}
+	return DriftResult{}, false
+}
+
+func findManaged(ms []ManagedResult, name string) (ManagedResult, bool) {
+	for _, m := range ms {
+		if m.Controller == name {
+			return m, true
+		}
+	}
+	return ManagedResult{}, false
+}
+
 func findSoak(ss []SoakResult, name string) (SoakResult, bool) {
 	for _, s := range ss {
 		if s.Controller == name {

@@ -9,16 +9,17 @@ import (
 
 // Scenario names, in the order a run executes them.
 const (
-	ScenarioMemory = "memory"
-	ScenarioSteady = "steady"
-	ScenarioDrift  = "drift"
-	ScenarioFleet  = "fleet"
-	ScenarioBigApp = "bigapp"
-	ScenarioSoak   = "soak"
+	ScenarioMemory  = "memory"
+	ScenarioSteady  = "steady"
+	ScenarioDrift   = "drift"
+	ScenarioFleet   = "fleet"
+	ScenarioBigApp  = "bigapp"
+	ScenarioManaged = "managed"
+	ScenarioSoak    = "soak"
 )
 
 // AllScenarios lists every scenario in run order.
-var AllScenarios = []string{ScenarioMemory, ScenarioSteady, ScenarioDrift, ScenarioFleet, ScenarioBigApp, ScenarioSoak}
+var AllScenarios = []string{ScenarioMemory, ScenarioSteady, ScenarioDrift, ScenarioFleet, ScenarioBigApp, ScenarioManaged, ScenarioSoak}
 
 // Options configure a benchmark run.
 type Options struct {
@@ -48,13 +49,14 @@ type Options struct {
 
 // Profile sizes the scenarios.
 type Profile struct {
-	Name   string       `json:"name"`
-	Memory MemoryConfig `json:"memory"`
-	Steady SteadyConfig `json:"steady"`
-	Drift  DriftConfig  `json:"drift"`
-	Fleet  FleetConfig  `json:"fleet"`
-	BigApp BigAppConfig `json:"bigApp"`
-	Soak   SoakConfig   `json:"soak"`
+	Name    string        `json:"name"`
+	Memory  MemoryConfig  `json:"memory"`
+	Steady  SteadyConfig  `json:"steady"`
+	Drift   DriftConfig   `json:"drift"`
+	Fleet   FleetConfig   `json:"fleet"`
+	BigApp  BigAppConfig  `json:"bigApp"`
+	Managed ManagedConfig `json:"managed"`
+	Soak    SoakConfig    `json:"soak"`
 }
 
 // MemoryConfig sizes the memory-vs-unrelated-objects scenario.
@@ -100,9 +102,11 @@ type SteadyConfig struct {
 	Passes       int      `json:"passes"`
 }
 
-// DriftConfig sizes the drift-repair scenario.
+// DriftConfig sizes the drift-repair scenario: Deletes deletions of the
+// app's Deployment and Edits edits of its spec.replicas, taking turns.
 type DriftConfig struct {
 	Deletes      int      `json:"deletes"`
+	Edits        int      `json:"edits"`
 	ResourcesPer int      `json:"resourcesPerApp"`
 	Interval     Duration `json:"interval"`
 }
@@ -120,6 +124,29 @@ type BigAppConfig struct {
 	Timeout   Duration `json:"timeout"`
 }
 
+// ManagedConfig sizes the heap-per-managed-object scenario: apps of
+// ResourcesPer objects are added, with the controller running, until it
+// manages each of Levels objects; heap in use is read after a forced
+// collection (GCs of them, Window/GCs apart; /metrics sampled as in the
+// memory scenario for a controller without pprof) Settle after the last
+// app of a level is Ready, and once before any app exists.
+type ManagedConfig struct {
+	ResourcesPer int `json:"resourcesPerApp"`
+	// Levels are numbers of managed objects, in increasing order, each a
+	// multiple of ResourcesPer.
+	Levels []int    `json:"levels"`
+	Settle Duration `json:"settle"`
+	Window Duration `json:"window"`
+	GCs    int      `json:"gcs"`
+	// Timeout bounds the wait for the apps of one level to be Ready.
+	Timeout Duration `json:"timeout"`
+}
+
+// memory is the sampling of the memory scenario with c's window.
+func (c ManagedConfig) memory() MemoryConfig {
+	return MemoryConfig{Window: c.Window, GCs: c.GCs, SampleEvery: Duration(100 * time.Millisecond), MaxWindow: Duration(2 * time.Minute)}
+}
+
 // FullProfile is `make bench`: the sizes of issue 7.
 func FullProfile() Profile {
 	return Profile{
@@ -128,10 +155,12 @@ func FullProfile() Profile {
 			WarmUp: Duration(10 * time.Second), Settle: Duration(10 * time.Second), Window: Duration(15 * time.Second),
 			SampleEvery: Duration(100 * time.Millisecond), GCs: 3, MaxWindow: Duration(2 * time.Minute)},
 		Steady: SteadyConfig{Apps: 100, ResourcesPer: 4, Interval: Duration(30 * time.Second), Passes: 2},
-		Drift:  DriftConfig{Deletes: 10, ResourcesPer: 4, Interval: Duration(10 * time.Second)},
+		Drift:  DriftConfig{Deletes: 10, Edits: 10, ResourcesPer: 4, Interval: Duration(10 * time.Second)},
 		Fleet:  FleetConfig{Apps: 1000, ResourcesPer: 8, Timeout: Duration(10 * time.Minute)},
 		BigApp: BigAppConfig{Resources: 500, Timeout: Duration(5 * time.Minute)},
-		Soak:   SoakConfig{Apps: 100, Interval: Duration(10 * time.Second), Duration: Duration(10 * time.Minute), SampleEvery: Duration(time.Minute)},
+		Managed: ManagedConfig{ResourcesPer: 8, Levels: []int{1000, 2000, 4000, 8000}, Settle: Duration(10 * time.Second),
+			Window: Duration(10 * time.Second), GCs: 3, Timeout: Duration(10 * time.Minute)},
+		Soak: SoakConfig{Apps: 100, Interval: Duration(10 * time.Second), Duration: Duration(10 * time.Minute), SampleEvery: Duration(time.Minute)},
 	}
 }
 
@@ -144,10 +173,12 @@ func QuickProfile() Profile {
 			WarmUp: Duration(5 * time.Second), Settle: Duration(2 * time.Second), Window: Duration(5 * time.Second),
 			SampleEvery: Duration(100 * time.Millisecond), GCs: 3, MaxWindow: Duration(time.Minute)},
 		Steady: SteadyConfig{Apps: 20, ResourcesPer: 4, Interval: Duration(10 * time.Second), Passes: 2},
-		Drift:  DriftConfig{Deletes: 3, ResourcesPer: 4, Interval: Duration(10 * time.Second)},
+		Drift:  DriftConfig{Deletes: 3, Edits: 3, ResourcesPer: 4, Interval: Duration(10 * time.Second)},
 		Fleet:  FleetConfig{Apps: 100, ResourcesPer: 8, Timeout: Duration(5 * time.Minute)},
 		BigApp: BigAppConfig{Resources: 100, Timeout: Duration(2 * time.Minute)},
-		Soak:   SoakConfig{Apps: 30, Interval: Duration(10 * time.Second), Duration: Duration(3 * time.Minute), SampleEvery: Duration(time.Minute)},
+		Managed: ManagedConfig{ResourcesPer: 8, Levels: []int{200, 400, 800}, Settle: Duration(5 * time.Second),
+			Window: Duration(4 * time.Second), GCs: 2, Timeout: Duration(5 * time.Minute)},
+		Soak: SoakConfig{Apps: 30, Interval: Duration(10 * time.Second), Duration: Duration(3 * time.Minute), SampleEvery: Duration(time.Minute)},
 	}
 }
 
@@ -172,6 +203,11 @@ func (o Options) Validate() error {
 			return fmt.Errorf("scenario %q: want one of %v", s, AllScenarios)
 		}
 	}
+	if o.runs(ScenarioManaged) {
+		if err := o.Profile.Managed.validate(); err != nil {
+			return err
+		}
+	}
 	if o.QPS <= 0 || o.Burst <= 0 {
 		return fmt.Errorf("qps and burst must be positive")
 	}
@@ -181,6 +217,20 @@ func (o Options) Validate() error {
 			return fmt.Errorf("controller name %q used twice", c.Name)
 		}
 		seen[c.Name] = true
+	}
+	return nil
+}
+
+func (c ManagedConfig) validate() error {
+	if c.ResourcesPer <= 0 || len(c.Levels) == 0 {
+		return fmt.Errorf("managed scenario: want resources per app and at least one level")
+	}
+	prev := 0
+	for _, n := range c.Levels {
+		if n <= prev || n%c.ResourcesPer != 0 {
+			return fmt.Errorf("managed scenario: levels %v must increase and be multiples of %d objects per app", c.Levels, c.ResourcesPer)
+		}
+		prev = n
 	}
 	return nil
 }

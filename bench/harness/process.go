@@ -21,7 +21,7 @@ const (
 	// controller's Prometheus endpoint; the command must contain it.
 	PlaceholderMetricsAddr = "{metrics-addr}"
 	// PlaceholderQPS and PlaceholderBurst become the client rate limits
-	// of the run, so both controllers get the same.
+	// of the run, so every controller gets the same.
 	PlaceholderQPS   = "{qps}"
 	PlaceholderBurst = "{burst}"
 	// PlaceholderPprofAddr becomes a free loopback address for the

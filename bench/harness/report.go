@@ -10,15 +10,49 @@ import (
 	"time"
 )
 
-// Targets of issues 7 and 10, which the report checks for the first
-// controller.
+// Targets of issues 7, 10 and 12, which the report checks for Steward in
+// timer mode (the first controller not in watch mode) and in watch mode
+// (the first controller started with --drift-detection=watch).
 const (
 	targetHeapGrowth    = 0.05
 	targetSoakGrowth    = 0.05
 	targetPerResource   = 1.0
 	targetEventsPerPass = 0.0
 	targetFleetRatio    = 1.3
+	// Issue 12, watch mode.
+	targetWatchPerResource = 0.0
+	targetDriftMedian      = 1.0 // seconds
+	targetDriftMax         = 2.0 // seconds
+	targetHeapPerObject    = 2 << 10
+	// targetFleetVsTimer is how much later than timer mode watch mode may
+	// converge and still count as no worse: the machine is shared, and
+	// fleet times move by a few percent from run to run.
+	targetFleetVsTimer = 1.10
 )
+
+// WatchModeFlag is how a controller command line asks Steward for watch
+// mode; the report checks the issue 12 targets on such a controller.
+const WatchModeFlag = "--drift-detection=watch"
+
+// IsWatchMode reports whether c runs Steward in watch mode.
+func (c Controller) IsWatchMode() bool {
+	return strings.Contains(c.Command, WatchModeFlag) || strings.Contains(c.Command, "--drift-detection watch")
+}
+
+// subjects names the controllers the targets are checked on: Steward in
+// timer mode (the first controller not in watch mode) and in watch mode;
+// either is empty when no controller fits.
+func subjects(res *Results) (timer, watchMode string) {
+	for _, c := range res.Controllers {
+		switch {
+		case c.IsWatchMode() && watchMode == "":
+			watchMode = c.Name
+		case !c.IsWatchMode() && timer == "":
+			timer = c.Name
+		}
+	}
+	return timer, watchMode
+}
 
 // WriteReport renders results into a Markdown page at mdPath with its
 // charts in imgDir. source names the results file in the page.
@@ -51,6 +85,7 @@ func renderReport(res *Results, imgDir, source string, charts []string) string {
 	w("%s", driftSection(res))
 	w("%s", fleetSection(res))
 	w("%s", bigAppSection(res))
+	w("%s", managedSection(res, imgDir, charts))
 	w("%s", soakSection(res, imgDir, charts))
 	if len(res.Errors) > 0 {
 		w("## Failed scenarios\n\n")
@@ -71,6 +106,20 @@ func intro(res *Results) string {
 	fmt.Fprintf(&b, "and ConfigMap in the cluster), server-side apply of every object on every reconcile, and repair\n")
 	fmt.Fprintf(&b, "driven by watch events. Every scenario runs each controller as its own process on a fresh\n")
 	fmt.Fprintf(&b, "etcd and kube-apiserver, on identical Applications.\n\n")
+	if timer, wm := subjects(res); wm != "" {
+		fmt.Fprintf(&b, "Steward runs in both of its drift-detection modes. **%s** is watch mode (`%s`,\n", wm, WatchModeFlag)
+		fmt.Fprintf(&b, "issue 12): one metadata-only informer per managed kind and cluster, whose list and watch select\n")
+		fmt.Fprintf(&b, "Steward's ownership label `app.oam.dev/name`, so that it caches name, namespace, resourceVersion\n")
+		fmt.Fprintf(&b, "and labels of its own objects only; a watch event of someone else's change (an edit, a delete, a\n")
+		fmt.Fprintf(&b, "removed label) repairs the object at once, and a re-sync pass neither reads nor patches an object\n")
+		fmt.Fprintf(&b, "whose cached resourceVersion is the one Steward recorded.")
+		if timer != "" {
+			fmt.Fprintf(&b, " **%s** is the default timer mode: no\n", timer)
+			fmt.Fprintf(&b, "watch on any rendered kind, and every re-sync pass reads every managed object once and patches\n")
+			fmt.Fprintf(&b, "those that drifted.")
+		}
+		fmt.Fprintf(&b, "\n\n")
+	}
 	h := res.Host
 	commit := ""
 	if h.Commit != "" {
@@ -89,8 +138,12 @@ func intro(res *Results) string {
 		if e.Commit != "" {
 			commit = ", commit " + e.Commit
 		}
-		fmt.Fprintf(&b, "The %s results come from an earlier run (profile **%s**, %s%s).\n\n",
-			strings.Join(e.Scenarios, ", "), e.Profile, e.Started.Format("2006-01-02 15:04 MST"), commit)
+		note := ""
+		if e.Note != "" {
+			note = "; its note: " + e.Note
+		}
+		fmt.Fprintf(&b, "The %s results come from an earlier run (profile **%s**, %s%s%s), with the controllers it measured.\n\n",
+			strings.Join(e.Scenarios, ", "), e.Profile, e.Started.Format("2006-01-02 15:04 MST"), commit, note)
 	}
 	fmt.Fprintf(&b, "Controllers:\n\n")
 	for _, c := range append(append([]Controller(nil), res.Controllers...), res.Variants...) {
@@ -100,92 +153,220 @@ func intro(res *Results) string {
 	return b.String()
 }
 
+// summaryRow is one target of the summary: a value per controller and a
+// verdict for each controller the target is checked on.
+type summaryRow struct {
+	target, issue string
+	cells         map[string]string
+	verdicts      []verdict
+}
+
+type verdict struct {
+	controller string
+	ok         bool
+}
+
+// check records whether the controller named name, when it is one of the
+// subjects, meets the target.
+func (r *summaryRow) check(name string, ok bool, subjects ...string) {
+	if name != "" && slices.Contains(subjects, name) {
+		r.verdicts = append(r.verdicts, verdict{name, ok})
+	}
+}
+
+func (r summaryRow) metText() string {
+	var parts []string
+	for _, v := range r.verdicts {
+		parts = append(parts, v.controller+": "+yesNo(v.ok))
+	}
+	if len(parts) == 0 {
+		return "–"
+	}
+	return strings.Join(parts, ", ")
+}
+
 func summarySection(res *Results) string {
 	if len(res.Controllers) == 0 {
 		return ""
 	}
-	subject := res.Controllers[0].Name
-	headers := []string{"Target (issues 7 and 10)"}
-	for _, c := range res.Controllers {
-		headers = append(headers, c.Name)
-	}
-	headers = append(headers, subject+" meets it")
-	var rows [][]string
-	if len(res.Memory) > 0 {
-		last := lastLevel(res.Memory)
-		row := []string{fmt.Sprintf("heap in use (after GC) grows < 5%% from 0 to %s unrelated Deployments", thousands(last))}
-		met := ""
+	timer, wm := subjects(res)
+	var rows []summaryRow
+	add := func(target, issue string, fill func(r *summaryRow, name string) bool) {
+		r := summaryRow{target: target, issue: issue, cells: map[string]string{}}
+		measured := false
 		for _, c := range res.Controllers {
-			m, ok := findMemory(res.Memory, c.Name)
-			if !ok {
-				row = append(row, "–")
-				continue
-			}
-			row = append(row, signedPct(m.Growth()))
-			if c.Name == subject {
-				met = yesNo(m.Growth() < targetHeapGrowth)
-			}
+			measured = fill(&r, c.Name) || measured
 		}
-		rows = append(rows, append(row, met))
+		if measured {
+			rows = append(rows, r)
+		}
+	}
+	if len(res.Memory) > 0 {
+		target := fmt.Sprintf("heap in use (after GC) grows < 5%% from 0 to %s unrelated Deployments", thousands(lastLevel(res.Memory)))
+		add(target, "7, 12", func(r *summaryRow, name string) bool {
+			m, ok := findMemory(res.Memory, name)
+			if ok {
+				r.cells[name] = signedPct(m.Growth())
+				r.check(name, m.Growth() < targetHeapGrowth, timer, wm)
+			}
+			return ok
+		})
 	}
 	if len(res.Steady) > 0 {
-		perRes := []string{"≤ 1 API request per tracked resource per steady-state pass"}
-		events := []string{"0 event writes per steady-state pass"}
-		metReq, metEv := "", ""
-		for _, c := range res.Controllers {
-			s, ok := findSteady(res.Steady, c.Name)
-			if !ok {
-				perRes, events = append(perRes, "–"), append(events, "–")
-				continue
+		add("API requests per tracked resource per steady-state pass: ≤ 1 in timer mode, 0 in watch mode", "7, 12",
+			func(r *summaryRow, name string) bool {
+				s, ok := findSteady(res.Steady, name)
+				if ok {
+					r.cells[name] = fmt.Sprintf("%.2f", s.PerResource)
+					// Two decimals: passes cut by the window's edges move
+					// the third.
+					hundredths := math.Round(s.PerResource * 100)
+					r.check(name, hundredths <= targetPerResource*100, timer)
+					r.check(name, hundredths <= targetWatchPerResource*100, wm)
+				}
+				return ok
+			})
+		add("0 event writes per steady-state pass", "7", func(r *summaryRow, name string) bool {
+			s, ok := findSteady(res.Steady, name)
+			if ok {
+				r.cells[name] = fmt.Sprintf("%.2f", s.EventsPerPass)
+				r.check(name, s.EventsPerPass <= targetEventsPerPass, timer, wm)
 			}
-			perRes = append(perRes, fmt.Sprintf("%.2f", s.PerResource))
-			events = append(events, fmt.Sprintf("%.2f", s.EventsPerPass))
-			if c.Name == subject {
-				// Two decimals: passes cut by the window's edges move the
-				// third.
-				metReq = yesNo(math.Round(s.PerResource*100) <= targetPerResource*100)
-				metEv = yesNo(s.EventsPerPass <= targetEventsPerPass)
-			}
+			return ok
+		})
+	}
+	if len(res.Drift) > 0 {
+		for _, kind := range []struct {
+			what  string
+			times func(DriftResult) []float64
+		}{{"a deleted Deployment", func(d DriftResult) []float64 { return d.Repairs }},
+			{"an edited Deployment (spec.replicas)", func(d DriftResult) []float64 { return d.Edits }}} {
+			target := fmt.Sprintf("drift repair of %s: median < %s and max < %s in watch mode (median / max)",
+				kind.what, secf(targetDriftMedian), secf(targetDriftMax))
+			add(target, "12", func(r *summaryRow, name string) bool {
+				d, ok := findDrift(res.Drift, name)
+				if !ok || len(kind.times(d)) == 0 {
+					return false
+				}
+				_, med, _, hi := stats(kind.times(d))
+				r.cells[name] = secf(med) + " / " + secf(hi)
+				r.check(name, med < targetDriftMedian && hi < targetDriftMax, wm)
+				return true
+			})
 		}
-		rows = append(rows, append(perRes, metReq), append(events, metEv))
 	}
 	if len(res.Fleet) > 0 {
-		row := []string{fmt.Sprintf("fleet of %s apps ready within 1.3× of the client-QPS bound", thousands(res.Fleet[0].Apps))}
-		met := ""
-		for _, c := range res.Controllers {
-			f, ok := findFleet(res.Fleet, c.Name)
-			if !ok {
-				row = append(row, "–")
-				continue
+		apps := thousands(res.Fleet[0].Apps)
+		add(fmt.Sprintf("fleet of %s apps ready within 1.3× of the client-QPS bound", apps), "7", func(r *summaryRow, name string) bool {
+			f, ok := findFleet(res.Fleet, name)
+			if ok {
+				r.cells[name] = fmt.Sprintf("%.2f× (%s vs %s)", f.Ratio(), secs(f.Converged), secs(f.Bound))
+				r.check(name, f.Ratio() <= targetFleetRatio, timer)
 			}
-			row = append(row, fmt.Sprintf("%.2f× (%s vs %s)", f.Ratio(), secs(f.Converged), secs(f.Bound)))
-			if c.Name == subject {
-				met = yesNo(f.Ratio() <= targetFleetRatio)
-			}
+			return ok
+		})
+		if ft, ok := findFleet(res.Fleet, timer); ok && wm != "" {
+			target := fmt.Sprintf("fleet of %s apps: watch mode ready no later than timer mode (%.0f%% allowed for noise)",
+				apps, (targetFleetVsTimer-1)*100)
+			add(target, "12", func(r *summaryRow, name string) bool {
+				f, ok := findFleet(res.Fleet, name)
+				if ok {
+					r.cells[name] = fmt.Sprintf("%s (%.2f× timer)", secs(f.Converged), f.Converged.Seconds()/max(ft.Converged.Seconds(), 1e-9))
+					r.check(name, f.Converged.Seconds() <= ft.Converged.Seconds()*targetFleetVsTimer, wm)
+				}
+				return ok
+			})
 		}
-		rows = append(rows, append(row, met))
+	}
+	if len(res.Managed) > 0 {
+		lo, hi := managedRange(res.Managed)
+		target := fmt.Sprintf("heap in use per managed object < %s in watch mode: growth per object added from %s to %s managed objects "+
+			"(in brackets: heap beyond the empty controller per object at %s)",
+			bytesText(targetHeapPerObject), thousands(lo), thousands(hi), thousands(hi))
+		add(target, "12", func(r *summaryRow, name string) bool {
+			m, ok := findManaged(res.Managed, name)
+			if !ok {
+				return false
+			}
+			slope, ok := m.Slope()
+			if !ok {
+				return false
+			}
+			cell := bytesText(int(math.Round(slope)))
+			if top, ok := m.Top(); ok {
+				if _, hasBase := m.Base(); hasBase {
+					cell += " (" + bytesText(int(math.Round(m.PerObject(top)))) + ")"
+				}
+			}
+			r.cells[name] = cell
+			r.check(name, slope < targetHeapPerObject, wm)
+			return true
+		})
 	}
 	if len(res.Soak) > 0 {
-		row := []string{fmt.Sprintf("soak: heap in use after GC at minute %.0f within 5%% of minute %d (%d apps, re-sync %s)",
-			res.Soak[0].Duration.D().Minutes(), soakFrom, res.Soak[0].Apps, secs(res.Soak[0].Interval))}
-		met := ""
-		for _, c := range res.Controllers {
-			sk, ok := findSoak(res.Soak, c.Name)
-			if !ok {
-				row = append(row, "–")
-				continue
+		target := fmt.Sprintf("soak: heap in use after GC at minute %.0f within 5%% of minute %d (%d apps, re-sync %s)",
+			res.Soak[0].Duration.D().Minutes(), soakFrom, res.Soak[0].Apps, secs(res.Soak[0].Interval))
+		add(target, "10", func(r *summaryRow, name string) bool {
+			sk, ok := findSoak(res.Soak, name)
+			if ok {
+				r.cells[name] = signedPct(sk.Growth())
+				r.check(name, sk.Growth() < targetSoakGrowth, timer)
 			}
-			row = append(row, signedPct(sk.Growth()))
-			if c.Name == subject {
-				met = yesNo(sk.Growth() < targetSoakGrowth)
-			}
-		}
-		rows = append(rows, append(row, met))
+			return ok
+		})
 	}
 	if len(rows) == 0 {
 		return ""
 	}
-	return "## Summary\n\n" + table(headers, rows) + "\n"
+	headers := []string{"Target", "issue"}
+	for _, c := range res.Controllers {
+		headers = append(headers, c.Name)
+	}
+	headers = append(headers, "met")
+	var cells [][]string
+	for _, r := range rows {
+		row := []string{r.target, r.issue}
+		for _, c := range res.Controllers {
+			v, ok := r.cells[c.Name]
+			if !ok {
+				v = "–"
+			}
+			row = append(row, v)
+		}
+		cells = append(cells, append(row, r.metText()))
+	}
+	var b strings.Builder
+	b.WriteString("## Summary\n\n")
+	b.WriteString("The targets of issues 7 and 10 are checked on Steward in timer mode")
+	if timer != "" {
+		fmt.Fprintf(&b, " (**%s**)", timer)
+	}
+	b.WriteString(",\nthose of issue 12 on Steward in watch mode")
+	if wm != "" {
+		fmt.Fprintf(&b, " (**%s**)", wm)
+	}
+	b.WriteString("; *met* says, for each, whether it meets\n")
+	b.WriteString("the target. A dash is a scenario the controller was not measured in.\n\n")
+	b.WriteString(table(headers, cells))
+	b.WriteString("\n")
+	return b.String()
+}
+
+// managedRange is the fewest and most managed objects measured (levels
+// with objects only).
+func managedRange(ms []ManagedResult) (lo, hi int) {
+	for _, m := range ms {
+		for _, p := range m.Points {
+			if p.Objects == 0 {
+				continue
+			}
+			if lo == 0 || p.Objects < lo {
+				lo = p.Objects
+			}
+			hi = max(hi, p.Objects)
+		}
+	}
+	return lo, hi
 }
 
 func memorySection(res *Results, imgDir string, charts []string) string {
@@ -246,15 +427,33 @@ func steadySection(res *Results, imgDir string, charts []string) string {
 	fmt.Fprintf(&b, "## Steady-state API cost\n\n")
 	fmt.Fprintf(&b, "%d delivered Applications (%s tracked objects) re-sync every %s (the `app.oam.dev/reconcile-interval`\n",
 		s0.Apps, thousands(s0.Resources), secs(s0.Interval))
-	fmt.Fprintf(&b, "annotation, which both controllers honour). Over a window of %s nothing changes; the table\n", secs(s0.Window))
+	fmt.Fprintf(&b, "annotation, which every controller honours). Over a window of %s nothing changes; the table\n", secs(s0.Window))
 	fmt.Fprintf(&b, "divides the requests the apiserver counted for the controller by its reconciles in the window\n")
-	fmt.Fprintf(&b, "(`controller_runtime_reconcile_total`) and by the objects per app.\n\n")
+	fmt.Fprintf(&b, "(`controller_runtime_reconcile_total`) and by the objects per app.")
+	skipped := slices.ContainsFunc(res.Steady, func(s SteadyResult) bool { return s.HasSkipped })
+	if skipped {
+		fmt.Fprintf(&b, " *Skipped* divides the same way the objects a\n")
+		fmt.Fprintf(&b, "pass neither read nor patched because Steward's watch cache showed them unchanged\n")
+		fmt.Fprintf(&b, "(`steward_statekeep_skipped_total`, watch mode): 1.00 means every object of every pass.")
+	}
+	fmt.Fprintf(&b, "\n\n")
 	headers := []string{"controller", "reconciles (expected)", "requests", "per resource per pass", "by verb", "event writes per pass"}
+	if skipped {
+		headers = append(headers, "skipped per resource per pass")
+	}
 	var rows [][]string
 	for _, s := range res.Steady {
 		work := CountsOf(s.Requests)
-		rows = append(rows, []string{s.Controller, fmt.Sprintf("%.0f (%.0f)", s.Reconciles, s.Passes),
-			fmt.Sprintf("%.0f", work.Total()), fmt.Sprintf("%.2f", s.PerResource), verbText(s.ByVerb), fmt.Sprintf("%.2f", s.EventsPerPass)})
+		row := []string{s.Controller, fmt.Sprintf("%.0f (%.0f)", s.Reconciles, s.Passes),
+			fmt.Sprintf("%.0f", work.Total()), fmt.Sprintf("%.2f", s.PerResource), verbText(s.ByVerb), fmt.Sprintf("%.2f", s.EventsPerPass)}
+		if skipped {
+			v := "–"
+			if s.HasSkipped {
+				v = fmt.Sprintf("%.2f", s.SkippedPerResource)
+			}
+			row = append(row, v)
+		}
+		rows = append(rows, row)
 	}
 	b.WriteString(table(headers, rows))
 	b.WriteString("\nEvery request in the window, by verb and resource:\n\n")
@@ -278,19 +477,37 @@ func driftSection(res *Results) string {
 	if len(res.Drift) == 0 {
 		return ""
 	}
+	cfg := res.Profile.Drift
+	edits := slices.ContainsFunc(res.Drift, func(d DriftResult) bool { return len(d.Edits) > 0 })
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Drift repair\n\n")
-	fmt.Fprintf(&b, "The Deployment of one Application is deleted %d times, each after a random pause of up to %s; the time is\n",
-		res.Profile.Drift.Deletes, secs(res.Profile.Drift.Interval))
-	fmt.Fprintf(&b, "from the delete until a watch sees the new Deployment. The app carries a reconcile-interval of %s:\n",
-		secs(res.Profile.Drift.Interval))
-	fmt.Fprintf(&b, "Steward, which watches no rendered kind, repairs on its next timer pass; `owns` repairs on the\n")
-	fmt.Fprintf(&b, "delete event.\n\n")
-	headers := []string{"controller", "repairs", "min", "median", "mean", "max"}
+	if edits {
+		fmt.Fprintf(&b, "The Deployment of one Application is damaged %d times each way, the two taking turns, each time after a\n", max(cfg.Deletes, cfg.Edits))
+		fmt.Fprintf(&b, "random pause of up to %s. *Delete*: it is deleted, and the time runs until a watch sees a new\n", secs(cfg.Interval))
+		fmt.Fprintf(&b, "Deployment of that name. *Edit*: its `spec.replicas`, which the manifest sets to 1, is raised to %d\n", 1+driftReplicas)
+		fmt.Fprintf(&b, "with a merge patch (as `kubectl scale` or another controller would), and the time runs until a watch\n")
+		fmt.Fprintf(&b, "sees it back at 1.")
+	} else {
+		fmt.Fprintf(&b, "The Deployment of one Application is deleted %d times, each after a random pause of up to %s; the time is\n",
+			cfg.Deletes, secs(cfg.Interval))
+		fmt.Fprintf(&b, "from the delete until a watch sees the new Deployment.")
+	}
+	fmt.Fprintf(&b, " The app carries a reconcile-interval of %s: Steward in timer\n", secs(cfg.Interval))
+	fmt.Fprintf(&b, "mode, which watches no rendered kind, repairs on its next timer pass; Steward in watch mode and\n")
+	fmt.Fprintf(&b, "`owns` repair on the watch event.\n\n")
+	headers := []string{"controller", "change", "repairs", "min", "median", "mean", "max"}
 	var rows [][]string
 	for _, d := range res.Drift {
-		lo, med, mean, hi := d.Stats()
-		rows = append(rows, []string{d.Controller, fmt.Sprint(len(d.Repairs)), secf(lo), secf(med), secf(mean), secf(hi)})
+		for _, k := range []struct {
+			name  string
+			times []float64
+		}{{"delete", d.Repairs}, {"edit", d.Edits}} {
+			if len(k.times) == 0 {
+				continue
+			}
+			lo, med, mean, hi := stats(k.times)
+			rows = append(rows, []string{d.Controller, k.name, fmt.Sprint(len(k.times)), secf(lo), secf(med), secf(mean), secf(hi)})
+		}
 	}
 	b.WriteString(table(headers, rows))
 	b.WriteString("\n")
@@ -357,6 +574,105 @@ func bigAppSection(res *Results) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+func managedSection(res *Results, imgDir string, charts []string) string {
+	if len(res.Managed) == 0 {
+		return ""
+	}
+	cfg := res.Profile.Managed
+	per := res.Managed[0].ResourcesPer
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Heap per managed object\n\n")
+	fmt.Fprintf(&b, "The controller starts with no Application and its heap is read; then Applications of %d objects (a\n", per)
+	fmt.Fprintf(&b, "Deployment, a Service and %d ConfigMaps each) are created with the controller running until it\n", max(per-2, 0))
+	fmt.Fprintf(&b, "manages %s objects; the heap is read again %s after the last app of each level\n",
+		levelsList(res.Managed), secs(cfg.Settle))
+	if managedForced(res.Managed) {
+		fmt.Fprintf(&b, "is Ready. The harness makes the controller collect garbage %d times, %s apart\n",
+			cfg.GCs, secf(cfg.Window.Seconds()/float64(max(cfg.GCs, 1))))
+		fmt.Fprintf(&b, "(`/debug/pprof/heap?gc=1`), and takes the median `HeapInuse` read right after each, as in the\n")
+		fmt.Fprintf(&b, "memory scenario.")
+	} else {
+		fmt.Fprintf(&b, "is Ready, from /metrics as in the memory scenario.")
+	}
+	fmt.Fprintf(&b, " *Per managed object* is the heap beyond the controller's with nothing to\n")
+	fmt.Fprintf(&b, "manage, divided by the objects it manages: it holds the fixed costs of a first app too (compiled\n")
+	fmt.Fprintf(&b, "definitions, informers, caches), which weigh most at the first level. *Per object added* is the\n")
+	fmt.Fprintf(&b, "growth from the level before, divided by the objects added; the summary's target is checked on\n")
+	fmt.Fprintf(&b, "that growth from the first level to the last. The apps carry no reconcile-interval: they\n")
+	fmt.Fprintf(&b, "re-sync on the controller's default (Steward's `--application-re-sync-period`, 5 minutes; `owns`\n")
+	fmt.Fprintf(&b, "only on events). `owns` caches every Deployment, Service and ConfigMap of the cluster, which here\n")
+	fmt.Fprintf(&b, "are the managed objects only.\n\n")
+	informers := false
+	for _, m := range res.Managed {
+		for _, p := range m.Points {
+			informers = informers || p.Informers > 0
+		}
+	}
+	headers := []string{"controller", "managed objects", "apps", "ready after", "heap in use after GC", "per managed object", "per object added", "RSS"}
+	if informers {
+		headers = append(headers, "watch informers")
+	}
+	var rows [][]string
+	for _, m := range res.Managed {
+		watching := slices.ContainsFunc(m.Points, func(p ManagedPoint) bool { return p.Informers > 0 })
+		for i, p := range m.Points {
+			perObject, added, ready := "–", "–", "–"
+			if p.Objects > 0 {
+				if _, ok := m.Base(); ok {
+					perObject = bytesText(int(math.Round(m.PerObject(p))))
+				}
+				ready = secs(p.Ready)
+			}
+			if v, ok := m.Incremental(i); ok {
+				added = bytesText(int(math.Round(v)))
+			}
+			row := []string{m.Controller, thousands(p.Objects), thousands(p.Apps), ready, mibText(p.HeapInuse), perObject, added, mibText(p.RSS)}
+			if informers {
+				n := "–" // a controller without watch-mode informers
+				if watching {
+					n = fmt.Sprintf("%.0f", p.Informers)
+				}
+				row = append(row, n)
+			}
+			rows = append(rows, row)
+		}
+	}
+	b.WriteString(table(headers, rows))
+	b.WriteString(chartLink(imgDir, ManagedChart, "Heap in use after GC and heap per managed object against managed objects", charts))
+	return b.String()
+}
+
+// levelsList is "1,000, 2,000, 4,000 and 8,000": the levels of the first
+// result.
+func levelsList(ms []ManagedResult) string {
+	var levels []string
+	for _, p := range ms[0].Points {
+		if p.Objects > 0 {
+			levels = append(levels, thousands(p.Objects))
+		}
+	}
+	switch len(levels) {
+	case 0:
+		return "no"
+	case 1:
+		return levels[0]
+	}
+	return strings.Join(levels[:len(levels)-1], ", ") + " and " + levels[len(levels)-1]
+}
+
+// managedForced reports whether every heap of the managed scenario was
+// read after a forced collection.
+func managedForced(ms []ManagedResult) bool {
+	for _, m := range ms {
+		for _, p := range m.Points {
+			if !p.ForcedGC {
+				return false
+			}
+		}
+	}
+	return len(ms) > 0
 }
 
 func soakSection(res *Results, imgDir string, charts []string) string {
@@ -442,16 +758,20 @@ func soakMinuteTable(results []SoakResult) string {
 func methodSection(res *Results) string {
 	return `## Method
 
-- ` + "`make bench`" + ` runs the full profile (about 40 minutes, the soak's 2 × 10 included),
-  ` + "`make bench-quick`" + ` a smaller one (under ten minutes), ` + "`make bench-soak`" + ` the full soak alone
-  (about 25 minutes; the other sections are kept from the previous ` + "`latest.json`" + `, see ` + "`--merge`" + `).
-  They write ` + "`bench/results/<timestamp>.json`" + ` and ` + "`bench/results/latest.json`" + `, and regenerate this
-  page and its charts. Controller logs go to ` + "`bench/results/logs/`" + `.
+- ` + "`make bench`" + ` runs the full profile (about 75 minutes with three controllers, the soak's
+  2 × 10 included), ` + "`make bench-quick`" + ` a smaller one (about 20 minutes), ` + "`make bench-soak`" + ` the
+  full soak alone (about 25 minutes; the other sections are kept from the previous ` + "`latest.json`" + `,
+  see ` + "`--merge`" + `; ` + "`--scenarios`" + ` picks scenarios). They write ` + "`bench/results/<timestamp>.json`" + ` and
+  ` + "`bench/results/latest.json`" + `, and regenerate this page and its charts. Controller logs go to
+  ` + "`bench/results/logs/`" + `.
+- By default Steward runs twice, as ` + "`steward`" + ` (timer mode, its default) and as ` + "`steward-watch`" + `
+  (the same binary with ` + "`--drift-detection=watch`" + `); the issue 12 targets are checked on the
+  controller whose command line has that flag.
 - Any OAM controller can be measured on the same Applications:
   ` + "`go run ./bench/cmd/stewardbench --controller 'name=/path/to/binary --metrics-addr={metrics-addr} --pprof-addr={pprof-addr} ...'`" + `.
   The harness fills ` + "`{metrics-addr}`" + `, ` + "`{pprof-addr}`" + `, ` + "`{qps}`" + ` and ` + "`{burst}`" + ` and passes ` + "`KUBECONFIG`" + `.
   The soak needs ` + "`{pprof-addr}`" + ` (it forces collections through ` + "`/debug/pprof/heap?gc=1`" + `); the memory
-  scenario uses it when present.
+  and managed scenarios use it when present.
 - Applications use the ` + "`bench-service`" + ` ComponentDefinition of ` + "`bench/definitions`" + `, except in the
   soak, which uses the built-in ` + "`webservice`" + ` with the ` + "`scaler`" + `, ` + "`expose`" + ` and ` + "`labels`" + ` traits.
 - Request counts come from the apiserver's ` + "`apiserver_request_total`" + `, less the harness's own
@@ -461,12 +781,13 @@ func methodSection(res *Results) string {
   APPLY is a server-side apply patch. The apiserver counts a WATCH when it ends, so the
   long-running watches of a controller barely show.
 - Profiles: full is 100 apps re-syncing every 30 s against 0, 2,000 and 6,000 unrelated
-  Deployments, 100 apps re-syncing every 30 s for two passes, 10 drift repairs, a 1,000-app
-  fleet, a 500-object app, and a soak of 100 apps every 10 s for 10 minutes; quick is 20 apps
-  against 0 and 500, 20 apps every 10 s, 3 repairs, 100 apps, 100 objects, and 30 apps for
-  3 minutes.
-- The machine is shared with other work: timings (drift, fleet, big app) move with its load;
-  request counts and heap after a forced collection measure the controller and do not.
+  Deployments, 100 apps re-syncing every 30 s for two passes, 10 deletes and 10 edits to
+  repair, a 1,000-app fleet, a 500-object app, 1,000 to 8,000 managed objects (apps of 8), and
+  a soak of 100 apps every 10 s for 10 minutes; quick is 20 apps against 0 and 500, 20 apps
+  every 10 s, 3 deletes and 3 edits, 100 apps, 100 objects, 200 to 800 managed objects, and
+  30 apps for 3 minutes.
+- The machine is shared with other work: timings (drift, fleet, big app, ready times) move with
+  its load; request counts and heap after a forced collection measure the controller and do not.
 - Go micro-benchmarks of the render package are separate:
   ` + "`go test -run '^$' -bench . -benchmem ./internal/render`" + `.
 - Nothing here is asserted in tests: timings depend on the machine.

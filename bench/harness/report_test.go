@@ -15,28 +15,39 @@ func fixtureResults() *Results {
 		Profile: QuickProfile(), Started: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC), Elapsed: Duration(3 * time.Minute),
 		Host: Host{OS: "linux", Arch: "amd64", CPUs: 2, GoVersion: "go1.26"}, QPS: 100, Burst: 200,
 		Controllers: []Controller{{Name: "steward", Command: "bin/steward controller --metrics-addr={metrics-addr}"},
+			{Name: "steward-watch", Command: "bin/steward controller --metrics-addr={metrics-addr} --drift-detection=watch"},
 			{Name: "owns", Command: "bin/owns --metrics-addr={metrics-addr}"}},
 		Memory: []MemoryResult{
 			{Controller: "steward", Apps: 20, Resources: 80, Points: []MemoryPoint{
 				{Unrelated: 0, HeapInuse: 10 * mib, HeapInuseMedian: 12 * mib, RSS: 50 * mib},
 				{Unrelated: 500, HeapInuse: 10.2 * mib, HeapInuseMedian: 12 * mib, RSS: 51 * mib}}},
+			{Controller: "steward-watch", Apps: 20, Resources: 80, Points: []MemoryPoint{
+				{Unrelated: 0, HeapInuse: 10 * mib, RSS: 50 * mib},
+				{Unrelated: 500, HeapInuse: 10.6 * mib, RSS: 51 * mib}}},
 			{Controller: "owns", Apps: 20, Resources: 80, Points: []MemoryPoint{
 				{Unrelated: 0, HeapInuse: 10 * mib, RSS: 50 * mib},
 				{Unrelated: 500, HeapInuse: 15 * mib, RSS: 56 * mib}}},
 		},
 		Steady: []SteadyResult{
 			{Controller: "steward", Apps: 20, Resources: 80, Interval: Duration(10 * time.Second), Window: Duration(20 * time.Second),
-				Reconciles: 40, Passes: 40, PerResource: 1, ByVerb: map[string]float64{"GET": 1},
+				Reconciles: 40, Passes: 40, PerResource: 1, ByVerb: map[string]float64{"GET": 1}, HasSkipped: true,
 				Requests: RequestCounts{{Verb: "GET", Resource: "configmaps"}: 80, {Verb: "GET", Group: "apps", Resource: "deployments"}: 80}.List()},
+			{Controller: "steward-watch", Apps: 20, Resources: 80, Interval: Duration(10 * time.Second), Window: Duration(20 * time.Second),
+				Reconciles: 40, Passes: 40, PerResource: 0.004, ByVerb: map[string]float64{"GET": 0.004}, HasSkipped: true, Skipped: 159, SkippedPerResource: 0.99375,
+				Requests: RequestCounts{{Verb: "GET", Group: "apps", Resource: "deployments"}: 1}.List()},
 			{Controller: "owns", Apps: 20, Resources: 80, Interval: Duration(10 * time.Second), Window: Duration(20 * time.Second),
 				Reconciles: 40, Passes: 40, PerResource: 1.25, ByVerb: map[string]float64{"APPLY": 1, "GET": 0.25}, EventsPerPass: 0.5,
 				Requests: RequestCounts{{Verb: "APPLY", Resource: "configmaps"}: 160}.List()},
 		},
-		Drift: []DriftResult{{Controller: "steward", Interval: Duration(10 * time.Second), Repairs: []float64{1, 9, 5}},
+		Drift: []DriftResult{{Controller: "steward", Interval: Duration(10 * time.Second), Repairs: []float64{1, 9, 5}, Edits: []float64{2, 4, 8}},
+			{Controller: "steward-watch", Interval: Duration(10 * time.Second), Repairs: []float64{0.1, 0.3, 0.2}, Edits: []float64{0.1, 2.5, 0.2}},
 			{Controller: "owns", Repairs: []float64{0.01, 0.02}}},
 		Fleet: []FleetResult{{Controller: "steward", Apps: 100, Resources: 800, QPS: 100, Converged: Duration(12 * time.Second),
 			Work: 2000, Bound: Duration(10 * time.Second), BusiestKind: "configmaps", OneLimiterBound: Duration(20 * time.Second),
-			Requests: RequestCounts{{Verb: "GET", Resource: "configmaps"}: 2000}.List()}},
+			Requests: RequestCounts{{Verb: "GET", Resource: "configmaps"}: 2000}.List()},
+			{Controller: "steward-watch", Apps: 100, Resources: 800, QPS: 100, Converged: Duration(12600 * time.Millisecond),
+				Work: 2000, Bound: Duration(10 * time.Second), BusiestKind: "configmaps", OneLimiterBound: Duration(20 * time.Second)}},
+		Managed: []ManagedResult{managedFixture("steward", 1500), managedFixture("steward-watch", 1000), managedFixture("owns", 6000)},
 		BigApp: []BigAppResult{{Controller: "steward", Resources: 100, Dispatch: Duration(1500 * time.Millisecond), Requests: 210,
 			Trackers: 1, Compression: "zstd", RawBytes: 76000, StoredBytes: 3700},
 			{Controller: "owns", Resources: 100, Dispatch: Duration(time.Second), Requests: 300}},
@@ -45,6 +56,17 @@ func fixtureResults() *Results {
 			Soak: []SoakResult{soakFixture("steward", 150, 1150)}},
 		Errors: []string{"drift/other: boom"},
 	}
+}
+
+// managedFixture is a managed scenario whose heap grows by perObject bytes
+// per managed object from 8 MiB, at 1,000 and 2,000 objects.
+func managedFixture(name string, perObject float64) ManagedResult {
+	r := ManagedResult{Controller: name, ResourcesPer: 8}
+	for _, n := range []int{0, 1000, 2000} {
+		r.Points = append(r.Points, ManagedPoint{Objects: n, Apps: n / 8, HeapInuse: 8*mib + perObject*float64(n), RSS: 40 * mib,
+			ForcedGC: true, Ready: Duration(time.Duration(n) * time.Millisecond)})
+	}
+	return r
 }
 
 // soakFixture is a three-minute soak whose heap goes linearly from
@@ -74,14 +96,28 @@ func TestWriteReport_WritesTablesChartsAndTargets(t *testing.T) {
 	}
 	page := string(data)
 	for _, want := range []string{
-		"## Summary", "| heap in use (after GC) grows < 5% from 0 to 500 unrelated Deployments | +2.0% | +50.0% | yes |",
-		"| ≤ 1 API request per tracked resource per steady-state pass | 1.00 | 1.25 | yes |",
-		"| 0 event writes per steady-state pass | 0.00 | 0.50 | yes |",
-		"1.20× (12.0 s vs 10.0 s)", "## Memory vs unrelated objects", "![Heap in use and RSS against unrelated Deployments](img/bench-memory.png)",
-		"`GET deployments.apps`", "| steward | 3 | 1.00 s | 5.00 s | 5.00 s | 9.00 s |", "10.0 s (configmaps)",
+		"## Summary", "| Target | issue | steward | steward-watch | owns | met |",
+		"| heap in use (after GC) grows < 5% from 0 to 500 unrelated Deployments | 7, 12 | +2.0% | +6.0% | +50.0% | steward: yes, steward-watch: **no** |",
+		"| API requests per tracked resource per steady-state pass: ≤ 1 in timer mode, 0 in watch mode | 7, 12 | 1.00 | 0.00 | 1.25 | steward: yes, steward-watch: yes |",
+		"| 0 event writes per steady-state pass | 7 | 0.00 | 0.00 | 0.50 | steward: yes, steward-watch: yes |",
+		"| drift repair of a deleted Deployment: median < 1.00 s and max < 2.00 s in watch mode (median / max) | 12 | 5.00 s / 9.00 s | 0.20 s / 0.30 s | 0.01 s / 0.02 s | steward-watch: yes |",
+		"| drift repair of an edited Deployment (spec.replicas): median < 1.00 s and max < 2.00 s in watch mode (median / max) | 12 | 4.00 s / 8.00 s | 0.20 s / 2.50 s | – | steward-watch: **no** |",
+		"| fleet of 100 apps ready within 1.3× of the client-QPS bound | 7 | 1.20× (12.0 s vs 10.0 s) | 1.26× (12.6 s vs 10.0 s) | – | steward: yes |",
+		"| fleet of 100 apps: watch mode ready no later than timer mode (10% allowed for noise) | 12 | 12.0 s (1.00× timer) | 12.6 s (1.05× timer) | – | steward-watch: yes |",
+		"| heap in use per managed object < 2.0 KiB in watch mode: growth per object added from 1,000 to 2,000 managed objects (in brackets: heap beyond the empty controller per object at 2,000) | 12 | 1.5 KiB (1.5 KiB) | 1000 B (1000 B) | 5.9 KiB (5.9 KiB) | steward-watch: yes |",
+		"| soak: heap in use after GC at minute 3 within 5% of minute 2 (30 apps, re-sync 10.0 s) | 10 | +0.0% | – | +10.0% | steward: yes |",
+		"**steward-watch** is watch mode (`--drift-detection=watch`", "**steward** is the default timer mode",
+		"| steward-watch | 40 (40) | 1 | 0.00 | GET <0.01 | 0.00 | 0.99 |", "| owns | 40 (40) | 160 | 1.25 | GET 0.25, APPLY 1.00 | 0.50 | – |",
+		"| steward | delete | 3 | 1.00 s | 5.00 s | 5.00 s | 9.00 s |", "| steward | edit | 3 | 2.00 s | 4.00 s | 4.67 s | 8.00 s |",
+		"| steward-watch | edit | 3 | 0.10 s | 0.20 s | 0.93 s | 2.50 s |", "| owns | delete | 2 | 0.01 s | 0.01 s | 0.01 s | 0.02 s |",
+		"## Heap per managed object", "manages 1,000 and 2,000 objects",
+		"| steward-watch | 0 | 0 | – | 8.0 MiB | – | – | 40.0 MiB |",
+		"| steward-watch | 2,000 | 250 | 2.00 s | 9.9 MiB | 1000 B | 1000 B | 40.0 MiB |",
+		"| owns | 1,000 | 125 | 1.00 s | 13.7 MiB | 5.9 KiB | 5.9 KiB | 40.0 MiB |", "](img/bench-managed.png)",
+		"## Memory vs unrelated objects", "![Heap in use and RSS against unrelated Deployments](img/bench-memory.png)",
+		"`GET deployments.apps`", "10.0 s (configmaps)",
 		"| steward | 1.50 s | 210 | 1 | zstd | 74.2 KiB | 3.6 KiB |", "| owns | 1.00 s | 300 | 0 | – | – | – |",
 		"drift/other: boom", "](img/bench-requests.png)",
-		"| soak: heap in use after GC at minute 3 within 5% of minute 2 (30 apps, re-sync 10.0 s) | +0.0% | +10.0% | yes |",
 		"| steward | 100.0 MiB | 100.0 MiB (minute 3) | +0.0% | 600 | 0 B | 140.0 MiB |",
 		"| owns | 100.0 MiB | 110.0 MiB (minute 3) | +10.0% | 600 | 17.1 KiB | 150.0 MiB |",
 		"| 2 | 100.0 MiB | 140.0 MiB | 1200 | 100.0 MiB | 140.0 MiB | 1200 |",
@@ -92,7 +128,7 @@ func TestWriteReport_WritesTablesChartsAndTargets(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	for _, name := range []string{MemoryChart, RequestsChart, SoakChart} {
+	for _, name := range []string{MemoryChart, RequestsChart, SoakChart, ManagedChart} {
 		png, err := os.ReadFile(filepath.Join(img, name))
 		if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
 			t.Errorf("chart %s is not a PNG: %v", name, err)
@@ -131,7 +167,7 @@ func TestMerge_KeepsTheScenariosARunSkipped(t *testing.T) {
 	prev.Host.Commit = "old"
 	cur := &Results{Profile: FullProfile(), Host: Host{Commit: "new"}, Soak: []SoakResult{soakFixture("steward", 1, 1)}}
 	got := Merge(prev, cur, []string{ScenarioSoak})
-	if len(got.Soak) != 1 || got.Soak[0].Points[2].HeapInuse != mib || len(got.Steady) != 2 || len(got.Fleet) != 1 ||
+	if len(got.Soak) != 1 || got.Soak[0].Points[2].HeapInuse != mib || len(got.Steady) != 3 || len(got.Fleet) != 2 || len(got.Managed) != 3 ||
 		got.Profile.Steady != prev.Profile.Steady || got.Profile.Soak != FullProfile().Soak {
 		t.Errorf("Merge = %+v", got)
 	}
@@ -141,5 +177,107 @@ func TestMerge_KeepsTheScenariosARunSkipped(t *testing.T) {
 	}
 	if all := Merge(prev, cur, nil); all != cur {
 		t.Errorf("a run of every scenario kept something")
+	}
+}
+
+func TestMerge_AttributesKeptScenariosToTheRunTheyCameFrom(t *testing.T) {
+	older := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	prev := fixtureResults()
+	prev.Host.Commit, prev.Note = "mid", "soak after the fix"
+	prev.Earlier = []EarlierRun{{Scenarios: []string{ScenarioBigApp, ScenarioDrift}, Profile: "full", Started: older, Commit: "old"}}
+	cur := &Results{Profile: FullProfile(), Host: Host{Commit: "new"}}
+	got := Merge(prev, cur, []string{ScenarioMemory, ScenarioSteady, ScenarioDrift, ScenarioFleet, ScenarioManaged})
+	if len(got.Earlier) != 2 {
+		t.Fatalf("Earlier = %+v, want the older run (bigapp) and prev (soak)", got.Earlier)
+	}
+	if e := got.Earlier[0]; e.Commit != "old" || !slices.Equal(e.Scenarios, []string{ScenarioBigApp}) {
+		t.Errorf("older run = %+v, want bigapp only", e)
+	}
+	if e := got.Earlier[1]; e.Commit != "mid" || !slices.Equal(e.Scenarios, []string{ScenarioSoak}) || e.Note != "soak after the fix" {
+		t.Errorf("previous run = %+v, want soak only, with its note", e)
+	}
+	if len(got.BigApp) != 2 || len(got.Soak) != 2 || got.Managed != nil || got.Drift != nil {
+		t.Errorf("Merge kept the wrong scenarios: bigapp %d, soak %d, managed %d, drift %d", len(got.BigApp), len(got.Soak), len(got.Managed), len(got.Drift))
+	}
+	page := renderReport(got, "img", "latest.json", nil)
+	for _, want := range []string{"The bigapp results come from an earlier run (profile **full**, 2026-11-01 00:00 UTC, commit old)",
+		"The soak results come from an earlier run (profile **quick**, 2026-11-30 08:00 UTC, commit mid; its note: soak after the fix)"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+func TestManagedResult_PerObjectIsHeapBeyondTheEmptyController(t *testing.T) {
+	m := ManagedResult{Points: []ManagedPoint{{Objects: 0, HeapInuse: 10000}, {Objects: 1000, HeapInuse: 1_510_000}, {Objects: 2000, HeapInuse: 2_010_000}}}
+	if got := m.PerObject(m.Points[1]); got != 1500 {
+		t.Errorf("PerObject(1000) = %v, want 1500", got)
+	}
+	if got := m.PerObject(m.Points[2]); got != 1000 {
+		t.Errorf("PerObject(2000) = %v, want 1000", got)
+	}
+	if got, ok := m.Slope(); !ok || got != 500 {
+		t.Errorf("Slope = %v %v, want 500", got, ok)
+	}
+	if got, ok := m.Incremental(2); !ok || got != 500 {
+		t.Errorf("Incremental(2) = %v %v, want 500", got, ok)
+	}
+	if _, ok := m.Incremental(0); ok {
+		t.Errorf("the baseline has an increment")
+	}
+	noBase := ManagedResult{Points: m.Points[1:]}
+	if _, ok := noBase.Base(); ok || noBase.PerObject(noBase.Points[0]) != 0 {
+		t.Errorf("a result without a baseline has a per-object heap")
+	}
+}
+
+func TestSubjects_TimerAndWatchMode(t *testing.T) {
+	res := &Results{Controllers: []Controller{{Name: "w", Command: "steward controller --drift-detection watch"},
+		{Name: "t", Command: "steward controller"}, {Name: "w2", Command: "steward controller " + WatchModeFlag}}}
+	if timer, wm := subjects(res); timer != "t" || wm != "w" {
+		t.Errorf("subjects = %q %q, want t w", timer, wm)
+	}
+	if timer, wm := subjects(&Results{Controllers: []Controller{{Name: "a", Command: "x"}}}); timer != "a" || wm != "" {
+		t.Errorf("subjects = %q %q, want a and none", timer, wm)
+	}
+}
+
+func TestSummary_WithoutWatchModeChecksTimerTargetsOnly(t *testing.T) {
+	res := fixtureResults()
+	res.Controllers = slices.DeleteFunc(res.Controllers, Controller.IsWatchMode)
+	page := summarySection(res)
+	for _, want := range []string{"| Target | issue | steward | owns | met |",
+		"| drift repair of a deleted Deployment: median < 1.00 s and max < 2.00 s in watch mode (median / max) | 12 | 5.00 s / 9.00 s | 0.01 s / 0.02 s | – |"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("summary lacks %q:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "watch mode ready no later") {
+		t.Errorf("summary compares fleets without a watch-mode controller")
+	}
+}
+
+func TestDriftSection_OlderResultsWithoutEdits(t *testing.T) {
+	res := fixtureResults()
+	res.Profile.Drift.Edits = 0
+	for i := range res.Drift {
+		res.Drift[i].Edits = nil
+	}
+	page := driftSection(res)
+	if strings.Contains(page, "| edit |") || strings.Contains(page, "*Edit*") || !strings.Contains(page, "| steward | delete | 3 |") {
+		t.Errorf("drift section of results without edits:\n%s", page)
+	}
+}
+
+func TestManagedConfig_Validate(t *testing.T) {
+	for _, c := range []ManagedConfig{FullProfile().Managed, QuickProfile().Managed} {
+		if err := c.validate(); err != nil {
+			t.Errorf("profile levels: %v", err)
+		}
+	}
+	for _, levels := range [][]int{nil, {1000, 500}, {1001}} {
+		if err := (ManagedConfig{ResourcesPer: 8, Levels: levels}).validate(); err == nil {
+			t.Errorf("levels %v: no error", levels)
+		}
 	}
 }

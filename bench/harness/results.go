@@ -25,12 +25,13 @@ type Results struct {
 	// Earlier are runs whose scenarios were kept by Merge.
 	Earlier []EarlierRun `json:"earlier,omitempty"`
 
-	Memory []MemoryResult `json:"memory,omitempty"`
-	Steady []SteadyResult `json:"steady,omitempty"`
-	Drift  []DriftResult  `json:"drift,omitempty"`
-	Fleet  []FleetResult  `json:"fleet,omitempty"`
-	BigApp []BigAppResult `json:"bigApp,omitempty"`
-	Soak   []SoakResult   `json:"soak,omitempty"`
+	Memory  []MemoryResult  `json:"memory,omitempty"`
+	Steady  []SteadyResult  `json:"steady,omitempty"`
+	Drift   []DriftResult   `json:"drift,omitempty"`
+	Fleet   []FleetResult   `json:"fleet,omitempty"`
+	BigApp  []BigAppResult  `json:"bigApp,omitempty"`
+	Managed []ManagedResult `json:"managed,omitempty"`
+	Soak    []SoakResult    `json:"soak,omitempty"`
 	// SoakBefore is an earlier soak the report compares with (stewardbench
 	// --soak-before), e.g. of the code before a memory fix.
 	SoakBefore *SoakReference `json:"soakBefore,omitempty"`
@@ -44,21 +45,35 @@ type EarlierRun struct {
 	Profile   string    `json:"profile"`
 	Started   time.Time `json:"started"`
 	Commit    string    `json:"commit,omitempty"`
+	Note      string    `json:"note,omitempty"`
 }
 
 // Merge returns cur with the scenarios it did not run (ran lists those it
-// did; empty means all) taken from prev, and prev's run recorded in
-// Earlier for them.
+// did; empty means all) taken from prev, and the run each kept scenario
+// was measured in recorded in Earlier: prev's, or the earlier run prev
+// itself kept it from.
 func Merge(prev, cur *Results, ran []string) *Results {
 	if len(ran) == 0 {
 		return cur
 	}
 	out := *cur
-	kept := EarlierRun{Profile: prev.Profile.Name, Started: prev.Started, Commit: prev.Host.Commit}
+	kept := EarlierRun{Profile: prev.Profile.Name, Started: prev.Started, Commit: prev.Host.Commit, Note: prev.Note}
+	fromEarlier := func(name string) bool {
+		for _, e := range prev.Earlier {
+			if slices.Contains(e.Scenarios, name) {
+				return true
+			}
+		}
+		return false
+	}
+	keptAny := false
 	keep := func(name string, has bool, copyFn func()) {
 		if !slices.Contains(ran, name) && has {
 			copyFn()
-			kept.Scenarios = append(kept.Scenarios, name)
+			keptAny = true
+			if !fromEarlier(name) {
+				kept.Scenarios = append(kept.Scenarios, name)
+			}
 		}
 	}
 	keep(ScenarioMemory, len(prev.Memory) > 0, func() { out.Memory, out.Profile.Memory = prev.Memory, prev.Profile.Memory })
@@ -68,8 +83,9 @@ func Merge(prev, cur *Results, ran []string) *Results {
 	keep(ScenarioBigApp, len(prev.BigApp) > 0, func() {
 		out.BigApp, out.Profile.BigApp, out.Variants = prev.BigApp, prev.Profile.BigApp, prev.Variants
 	})
+	keep(ScenarioManaged, len(prev.Managed) > 0, func() { out.Managed, out.Profile.Managed = prev.Managed, prev.Profile.Managed })
 	keep(ScenarioSoak, len(prev.Soak) > 0, func() { out.Soak, out.Profile.Soak, out.SoakBefore = prev.Soak, prev.Profile.Soak, prev.SoakBefore })
-	if len(kept.Scenarios) == 0 {
+	if !keptAny {
 		return cur
 	}
 	out.Earlier = nil
@@ -79,7 +95,9 @@ func Merge(prev, cur *Results, ran []string) *Results {
 			out.Earlier = append(out.Earlier, e)
 		}
 	}
-	out.Earlier = append(out.Earlier, kept)
+	if len(kept.Scenarios) > 0 {
+		out.Earlier = append(out.Earlier, kept)
+	}
 	return &out
 }
 
@@ -218,25 +236,119 @@ type SteadyResult struct {
 	// the window; Passes is what the interval predicts (apps × window ÷
 	// interval). Per-pass numbers divide by Reconciles when the controller
 	// exports it, else by Passes.
-	Reconciles    float64            `json:"reconciles"`
-	Passes        float64            `json:"expectedPasses"`
-	Requests      []RequestCount     `json:"requests"`
-	EventWrites   float64            `json:"eventWrites"`
-	PerResource   float64            `json:"requestsPerResourcePerPass"`
-	ByVerb        map[string]float64 `json:"requestsPerResourcePerPassByVerb"`
-	EventsPerPass float64            `json:"eventWritesPerPass"`
+	Reconciles float64 `json:"reconciles"`
+	Passes     float64 `json:"expectedPasses"`
+	// Skipped is the increase of steward_statekeep_skipped_total: objects
+	// a pass found unchanged in the watch cache and neither read nor
+	// patched (watch mode); SkippedPerResource divides it like
+	// PerResource. HasSkipped is false for a controller without the metric.
+	Skipped            float64            `json:"statekeepSkipped,omitempty"`
+	SkippedPerResource float64            `json:"statekeepSkippedPerResourcePerPass,omitempty"`
+	HasSkipped         bool               `json:"hasStatekeepSkipped,omitempty"`
+	Requests           []RequestCount     `json:"requests"`
+	EventWrites        float64            `json:"eventWrites"`
+	PerResource        float64            `json:"requestsPerResourcePerPass"`
+	ByVerb             map[string]float64 `json:"requestsPerResourcePerPassByVerb"`
+	EventsPerPass      float64            `json:"eventWritesPerPass"`
 }
 
-// DriftResult is how long one controller took to bring back a deleted
-// Deployment, each time.
+// DriftResult is how long one controller took to repair the Deployment of
+// an app, each time: to bring it back once deleted (Repairs) and to
+// revert an edit of its spec.replicas (Edits).
 type DriftResult struct {
 	Controller string    `json:"controller"`
 	Interval   Duration  `json:"interval"`
 	Repairs    []float64 `json:"repairSeconds"`
+	Edits      []float64 `json:"editRepairSeconds,omitempty"`
 }
 
-// Stats returns min, median, mean and max of the repairs.
+// Stats returns min, median, mean and max of the repairs of deletes.
 func (d DriftResult) Stats() (lo, median, mean, hi float64) { return stats(d.Repairs) }
+
+// EditStats returns min, median, mean and max of the repairs of edits.
+func (d DriftResult) EditStats() (lo, median, mean, hi float64) { return stats(d.Edits) }
+
+// ManagedResult is one controller's heap against the number of objects it
+// manages.
+type ManagedResult struct {
+	Controller   string `json:"controller"`
+	ResourcesPer int    `json:"resourcesPerApp"`
+	// Points start with the controller managing nothing (Objects 0), the
+	// baseline PerObject subtracts.
+	Points []ManagedPoint `json:"points"`
+}
+
+// ManagedPoint is a controller's memory while it manages Objects objects
+// of Apps Applications.
+type ManagedPoint struct {
+	Objects   int     `json:"objects"`
+	Apps      int     `json:"apps"`
+	HeapInuse float64 `json:"heapInuseBytes"`
+	RSS       float64 `json:"rssBytes"`
+	ForcedGC  bool    `json:"forcedGC,omitempty"`
+	// Ready is how long the apps added for this level took to be Ready.
+	Ready Duration `json:"ready"`
+	// Informers is steward_watch_informers summed over clusters (watch
+	// mode), 0 for a controller without the metric.
+	Informers float64 `json:"watchInformers,omitempty"`
+}
+
+// Base returns the point with no managed objects.
+func (m ManagedResult) Base() (ManagedPoint, bool) {
+	if len(m.Points) == 0 || m.Points[0].Objects != 0 {
+		return ManagedPoint{}, false
+	}
+	return m.Points[0], true
+}
+
+// PerObject is the heap in use a point holds beyond the baseline, per
+// managed object; 0 for the baseline itself or without one.
+func (m ManagedResult) PerObject(p ManagedPoint) float64 {
+	base, ok := m.Base()
+	if !ok || p.Objects == 0 {
+		return 0
+	}
+	return (p.HeapInuse - base.HeapInuse) / float64(p.Objects)
+}
+
+// Slope is the heap gained from the first level with objects to the last,
+// per object added: what each managed object costs once the fixed costs
+// of a first app (informers, compiled definitions, caches) are paid.
+func (m ManagedResult) Slope() (float64, bool) {
+	var first, last ManagedPoint
+	found := false
+	for _, p := range m.Points {
+		if p.Objects == 0 {
+			continue
+		}
+		if !found {
+			first, found = p, true
+		}
+		last = p
+	}
+	if !found || last.Objects <= first.Objects {
+		return 0, false
+	}
+	return (last.HeapInuse - first.HeapInuse) / float64(last.Objects-first.Objects), true
+}
+
+// Top returns the point with the most objects.
+func (m ManagedResult) Top() (ManagedPoint, bool) {
+	if len(m.Points) == 0 {
+		return ManagedPoint{}, false
+	}
+	return m.Points[len(m.Points)-1], true
+}
+
+// Incremental is the heap gained from the point before i to point i, per
+// object added; false for the first point.
+func (m ManagedResult) Incremental(i int) (float64, bool) {
+	if i <= 0 || i >= len(m.Points) || m.Points[i].Objects <= m.Points[i-1].Objects {
+		return 0, false
+	}
+	p, q := m.Points[i-1], m.Points[i]
+	return (q.HeapInuse - p.HeapInuse) / float64(q.Objects-p.Objects), true
+}
 
 // FleetResult is one controller's cold-start convergence of a fleet.
 type FleetResult struct {

@@ -32,12 +32,13 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 		QPS: opts.QPS, Burst: opts.Burst, Controllers: opts.Controllers, Variants: opts.BigAppVariants,
 	}}
 	scenarios := map[string]func(context.Context, *session) error{
-		ScenarioMemory: r.memory,
-		ScenarioSteady: r.steady,
-		ScenarioDrift:  r.drift,
-		ScenarioFleet:  r.fleet,
-		ScenarioBigApp: r.bigApp,
-		ScenarioSoak:   r.soak,
+		ScenarioMemory:  r.memory,
+		ScenarioSteady:  r.steady,
+		ScenarioDrift:   r.drift,
+		ScenarioFleet:   r.fleet,
+		ScenarioBigApp:  r.bigApp,
+		ScenarioManaged: r.managed,
+		ScenarioSoak:    r.soak,
 	}
 	for _, name := range AllScenarios {
 		if !opts.runs(name) {

@@ -12,6 +12,10 @@ import (
 // and the baseline.
 const reconcileMetric = "controller_runtime_reconcile_total"
 
+// skippedMetric counts the objects a Steward pass in watch mode neither
+// read nor patched because the watch cache showed them unchanged.
+const skippedMetric = "steward_statekeep_skipped_total"
+
 // steadySettle lets the requests of the initial dispatch drain before
 // the window opens.
 const steadySettle = 3 * time.Second
@@ -63,6 +67,8 @@ func (r *runner) steady(ctx context.Context, s *session) error {
 		Reconciles:  reconciles(after) - reconciles(before),
 		Passes:      float64(cfg.Apps) * window.Seconds() / cfg.Interval.Seconds(),
 		EventWrites: all.Filter(isEventWrite).Total(),
+		Skipped:     after.Sum(skippedMetric, nil) - before.Sum(skippedMetric, nil),
+		HasSkipped:  after.Has(skippedMetric),
 	}
 	work := all.Filter(isWork)
 	res.Requests = work.List()
@@ -78,10 +84,11 @@ func (r *runner) steady(ctx context.Context, s *session) error {
 			res.ByVerb[verb] = n / denominator
 		}
 		res.EventsPerPass = res.EventWrites / perApp
+		res.SkippedPerResource = res.Skipped / denominator
 	}
 	r.res.Steady = append(r.res.Steady, res)
-	s.progress("%.0f reconciles (%.0f expected), %.0f requests: %.2f per resource per pass, %.2f event writes per pass",
-		res.Reconciles, res.Passes, work.Total(), res.PerResource, res.EventsPerPass)
+	s.progress("%.0f reconciles (%.0f expected), %.0f requests: %.2f per resource per pass, %.2f event writes per pass, %.2f objects skipped per resource per pass",
+		res.Reconciles, res.Passes, work.Total(), res.PerResource, res.EventsPerPass, res.SkippedPerResource)
 	return nil
 }
 

@@ -34,6 +34,7 @@ func TestRun_SmokeAllScenariosWithTinyCounts(t *testing.T) {
 	opts := Options{
 		Controllers: []Controller{
 			{Name: "steward", Command: filepath.Join(bin, "steward") + " controller" + common},
+			{Name: "steward-watch", Command: filepath.Join(bin, "steward") + " controller" + common + " " + WatchModeFlag},
 			{Name: "owns", Command: filepath.Join(bin, "owns") + common},
 		},
 		BigAppVariants: []Controller{{Name: "steward-gzip", Command: filepath.Join(bin, "steward") + " controller" + common + " --resource-tracker-compression=gzip"}},
@@ -42,10 +43,12 @@ func TestRun_SmokeAllScenariosWithTinyCounts(t *testing.T) {
 			Memory: MemoryConfig{Apps: 2, ResourcesPer: 4, Interval: Duration(10 * second), Unrelated: []int{0, 20}, Settle: Duration(second),
 				Window: Duration(second), SampleEvery: Duration(100 * time.Millisecond), GCs: 1, MaxWindow: Duration(5 * second)},
 			Steady: SteadyConfig{Apps: 2, ResourcesPer: 4, Interval: Duration(10 * second), Passes: 1},
-			Drift:  DriftConfig{Deletes: 1, ResourcesPer: 4, Interval: Duration(10 * second)},
+			Drift:  DriftConfig{Deletes: 1, Edits: 1, ResourcesPer: 4, Interval: Duration(10 * second)},
 			Fleet:  FleetConfig{Apps: 3, ResourcesPer: 8, Timeout: Duration(time.Minute)},
 			BigApp: BigAppConfig{Resources: 12, Timeout: Duration(time.Minute)},
-			Soak:   SoakConfig{Apps: 2, Interval: Duration(10 * second), Duration: Duration(20 * second), SampleEvery: Duration(10 * second)},
+			Managed: ManagedConfig{ResourcesPer: 8, Levels: []int{16, 32}, Settle: Duration(second), Window: Duration(second), GCs: 1,
+				Timeout: Duration(time.Minute)},
+			Soak: SoakConfig{Apps: 2, Interval: Duration(10 * second), Duration: Duration(20 * second), SampleEvery: Duration(10 * second)},
 		},
 		BinDir: assets, CRDDir: "../../config/crd", DefinitionDirs: []string{"../../config/definitions", "../definitions"},
 		QPS: 100, Burst: 200, LogDir: t.TempDir(), Progress: testWriter{t},
@@ -57,7 +60,7 @@ func TestRun_SmokeAllScenariosWithTinyCounts(t *testing.T) {
 	if len(res.Errors) > 0 {
 		t.Fatalf("scenarios failed: %v", res.Errors)
 	}
-	if len(res.Memory) != 2 || len(res.Memory[0].Points) != 2 || res.Memory[0].Points[1].HeapInuse <= 0 {
+	if len(res.Memory) != 3 || len(res.Memory[0].Points) != 2 || res.Memory[0].Points[1].HeapInuse <= 0 {
 		t.Errorf("memory = %+v", res.Memory)
 	}
 	for _, s := range res.Steady {
@@ -65,16 +68,19 @@ func TestRun_SmokeAllScenariosWithTinyCounts(t *testing.T) {
 			t.Errorf("steady %s measured nothing: %+v", s.Controller, s)
 		}
 	}
-	if len(res.Drift) != 2 || len(res.Drift[0].Repairs) != 1 {
+	if len(res.Drift) != 3 || len(res.Drift[0].Repairs) != 1 || len(res.Drift[1].Edits) != 1 {
 		t.Errorf("drift = %+v", res.Drift)
 	}
-	if len(res.Fleet) != 2 || res.Fleet[0].Work < 24 || res.Fleet[0].BusiestKind == "" {
+	if len(res.Fleet) != 3 || res.Fleet[0].Work < 24 || res.Fleet[0].BusiestKind == "" {
 		t.Errorf("fleet = %+v", res.Fleet)
 	}
-	if len(res.BigApp) != 3 || res.BigApp[0].Trackers == 0 || res.BigApp[1].Trackers != 0 || res.BigApp[2].Compression != "gzip" {
+	if len(res.BigApp) != 4 || res.BigApp[0].Trackers == 0 || res.BigApp[2].Trackers != 0 || res.BigApp[3].Compression != "gzip" {
 		t.Errorf("big app = %+v", res.BigApp)
 	}
-	if len(res.Soak) != 2 || len(res.Soak[0].Points) != 3 || res.Soak[0].Points[2].HeapInuse <= 0 || res.Soak[0].Points[2].Reconciles <= 0 {
+	if len(res.Managed) != 3 || len(res.Managed[1].Points) != 3 || res.Managed[1].Points[2].Objects != 32 || res.Managed[1].Points[2].Informers == 0 {
+		t.Errorf("managed = %+v", res.Managed)
+	}
+	if len(res.Soak) != 3 || len(res.Soak[0].Points) != 3 || res.Soak[0].Points[2].HeapInuse <= 0 || res.Soak[0].Points[2].Reconciles <= 0 {
 		t.Errorf("soak = %+v", res.Soak)
 	}
 	dir := t.TempDir()

@@ -1,7 +1,9 @@
 // Command stewardbench measures OAM controllers side by side on identical
 // Applications: memory against unrelated objects, steady-state API cost,
-// drift repair, fleet convergence, one big app and a soak (heap over time
-// under re-syncs). `make bench` and
+// drift repair, fleet convergence, one big app, heap per managed object
+// and a soak (heap over time under re-syncs). By default Steward runs
+// twice, in timer mode and in watch mode (--drift-detection=watch), next
+// to the owns baseline. `make bench` and
 // `make bench-quick` run it; docs/benchmarks.md explains the scenarios.
 //
 //	stewardbench --profile quick
@@ -37,7 +39,9 @@ const (
 )
 
 var (
-	defaultControllers = []string{"steward=" + stewardCommand, "owns=" + ownsCommand}
+	// steward is Steward in its default timer mode; steward-watch the same
+	// binary in watch mode (issue 12).
+	defaultControllers = []string{"steward=" + stewardCommand, "steward-watch=" + stewardCommand + " --drift-detection=watch", "owns=" + ownsCommand}
 	defaultVariants    = []string{
 		"steward-uncompressed=" + stewardCommand + " --resource-tracker-compression=",
 		"steward-gzip=" + stewardCommand + " --resource-tracker-compression=gzip",
