@@ -464,6 +464,10 @@ func applyDigest(e v1beta1.ManagedResource, opts apply.Options, id cluster.Ident
 	if e.Data != nil {
 		raw = e.Data.Raw
 	}
+	// ExpectMissing only orders the requests (create before read); the
+	// object it leaves is the same, so the dispatch's record holds for the
+	// passes after it.
+	opts.ExpectMissing = false
 	return watch.Digest(raw, fmt.Appendf(nil, "%+v", opts), []byte(id.String()))
 }
 
