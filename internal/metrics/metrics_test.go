@@ -32,6 +32,9 @@ func TestNew_RegistersEveryMetricWithThePrefix(t *testing.T) {
 	m.DriftRepaired("Deployment")
 	m.GCDeleted("Service")
 	m.ObserveRenderCache("ComponentDefinition", true)
+	m.SetWatchInformers("local", 2)
+	m.WatchEvent(metrics.WatchChanged)
+	m.KeepSkipped()
 	m.InstrumentTransport(okTransport(200)).RoundTrip(request(t, "GET", "/api/v1/namespaces/ns/configmaps/a"))
 
 	mfs, err := reg.Gather()
@@ -41,7 +44,8 @@ func TestNew_RegistersEveryMetricWithThePrefix(t *testing.T) {
 	want := []string{
 		"steward_api_requests_total", "steward_drift_repaired_total", "steward_gc_deletions_total",
 		"steward_reconcile_stage_duration_seconds", "steward_render_cache_lookups_total",
-		"steward_statekeep_pass_duration_seconds", "steward_tracked_resources", "steward_tracker_size_bytes",
+		"steward_statekeep_pass_duration_seconds", "steward_statekeep_skipped_total", "steward_tracked_resources",
+		"steward_tracker_size_bytes", "steward_watch_events_total", "steward_watch_informers",
 	}
 	var got []string
 	for _, mf := range mfs {
