@@ -164,8 +164,8 @@ func FullProfile() Profile {
 	}
 }
 
-// QuickProfile is `make bench-quick`: the same scenarios, small enough to
-// finish in under five minutes.
+// QuickProfile is `make bench-quick`: the same scenarios at small sizes,
+// about 20 minutes with the three default controllers.
 func QuickProfile() Profile {
 	return Profile{
 		Name: "quick",

@@ -72,7 +72,7 @@ type flags struct {
 func main() {
 	f := flags{}
 	fs := pflag.NewFlagSet("stewardbench", pflag.ExitOnError)
-	fs.StringVar(&f.profile, "profile", "quick", "Scenario sizes: quick (under five minutes) or full (the sizes of issue 7).")
+	fs.StringVar(&f.profile, "profile", "quick", "Scenario sizes: quick (about 20 minutes with three controllers) or full (the sizes of issues 7, 10 and 12).")
 	fs.StringArrayVar(&f.controllers, "controller", defaultControllers, "Controller under test, as name=command line (repeatable); the command must contain {metrics-addr} and may use {qps} and {burst}.")
 	fs.StringArrayVar(&f.variants, "bigapp-variant", defaultVariants, "Extra controller measured in the big-app scenario only, as name=command line (repeatable).")
 	fs.StringSliceVar(&f.scenarios, "scenarios", nil, fmt.Sprintf("Scenarios to run (default all): %s.", strings.Join(harness.AllScenarios, ", ")))
