@@ -107,9 +107,10 @@ func mapBytes(m map[string]string) []byte {
 }
 
 // readUnread reads the objects of a component that watch mode skipped,
-// because its health must be evaluated again. It reports false when one
-// could not be read: the health is then not cached.
-func (r *ApplicationReconciler) readUnread(ctx context.Context, s *scope, comp string, entries []v1beta1.ManagedResource, unread map[tracker.Key]string) bool {
+// because its health must be evaluated again, and returns how many it
+// read. complete is false when one could not be read: the health is then
+// not cached.
+func (r *ApplicationReconciler) readUnread(ctx context.Context, s *scope, comp string, entries []v1beta1.ManagedResource, unread map[tracker.Key]string) (read int, complete bool) {
 	ok := true
 	for _, e := range entries {
 		key := tracker.KeyOf(e)
@@ -129,6 +130,7 @@ func (r *ApplicationReconciler) readUnread(ctx context.Context, s *scope, comp s
 			continue
 		}
 		s.keep.remember(key, live)
+		read++
 	}
-	return ok
+	return read, ok
 }

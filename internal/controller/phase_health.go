@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/render"
@@ -48,7 +50,7 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 		PublishVersion: s.app.Annotations[v1beta1.AnnotationPublishVersion],
 		ClusterVersion: r.ClusterVersion,
 	}
-	app := appKey(s.app)
+	app := client.ObjectKeyFromObject(s.app)
 	cached := map[string]cachedHealth{}
 	s.health = map[string]componentHealth{}
 	for _, comp := range s.app.Spec.Components {
@@ -64,7 +66,7 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 				cached[k] = cachedHealth{fingerprint: fp, health: h}
 				continue
 			}
-			complete := r.readUnread(ctx, s, comp.Name, g.entries, unread)
+			read, complete := r.readUnread(ctx, s, comp.Name, g.entries, unread)
 			var live []*unstructured.Unstructured
 			for _, e := range g.entries {
 				if e.Component == comp.Name && !e.Deleted && e.Data != nil {
@@ -72,8 +74,12 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 				}
 			}
 			s.health[k] = r.healthOf(s, defs, comp, actx, manifests, live)
+			if read > 0 {
+				// Objects read just now carry their own resourceVersions.
+				fp = healthFingerprint(s, defs, comp, g.entries, unread)
+			}
 			if complete {
-				cached[k] = cachedHealth{fingerprint: healthFingerprint(s, defs, comp, g.entries, unread), health: s.health[k]}
+				cached[k] = cachedHealth{fingerprint: fp, health: s.health[k]}
 			}
 		}
 	}

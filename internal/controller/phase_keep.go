@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -61,7 +60,7 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err er
 		all = append(all, entries...)
 	}
 	wanted := wantedKeys(all)
-	r.Watch.Use(appKey(s.app), slices.Collect(maps.Keys(wanted)))
+	r.Watch.Use(client.ObjectKeyFromObject(s.app), slices.Collect(maps.Keys(wanted)))
 	if len(all) == 0 {
 		return r.dispatched(ctx, s)
 	}
@@ -289,9 +288,14 @@ func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, p *pas
 		ReportOnly:     !s.fresh && reportOnly(s.app),
 		ExpectMissing:  s.newKeys[key] && !s.rules.TakeOver(res),
 	}
-	app := appKey(s.app)
-	digest := applyDigest(e, opts, s.identity)
-	opts.Applied = r.Watch.Applied(app, key)
+	app := client.ObjectKeyFromObject(s.app)
+	var digest uint64
+	if r.Watch != nil {
+		// Only watch mode records what it applied: timer mode spends
+		// nothing on hashing manifests.
+		digest = applyDigest(e, opts, s.identity)
+		opts.Applied = r.Watch.Applied(app, key)
+	}
 	if rv, ok := r.Watch.Unchanged(app, key, digest); ok && !s.fresh {
 		// Watch mode: the object is as Steward last left it.
 		p.keep.applied++
@@ -449,11 +453,6 @@ func (k *keepReport) remember(key tracker.Key, live *unstructured.Unstructured) 
 		k.live = map[tracker.Key]*unstructured.Unstructured{}
 	}
 	k.live[key] = live
-}
-
-// appKey names an Application in the work queue and the watcher.
-func appKey(app *v1beta1.Application) types.NamespacedName {
-	return types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
 }
 
 // applyDigest identifies one apply of an entry: the recorded manifest,
