@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -59,6 +60,29 @@ func waitRepaired(t *testing.T, what string, cond func() error) {
 	eventually(t, 15*time.Second, what+" (the re-sync period is an hour: only a watch event repairs it)", cond)
 }
 
+// deleteAndWaitRecreated deletes the Deployment get returns, through c,
+// and waits until get finds a new one (another UID) in place of it.
+func deleteAndWaitRecreated(t *testing.T, c client.Client, what string, get func() (*appsv1.Deployment, error)) {
+	t.Helper()
+	dep, err := get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(context.Background(), dep); err != nil {
+		t.Fatal(err)
+	}
+	waitRepaired(t, what, func() error {
+		got, err := get()
+		if err != nil {
+			return err
+		}
+		if got.UID == dep.UID {
+			return errNotYet
+		}
+		return nil
+	})
+}
+
 func TestWatchMode_RepairsDeletesEditsAndRemovedLabelsAtOnce(t *testing.T) {
 	ns := newNamespace(t)
 	w, _ := startWatching(t, watchOptions())
@@ -68,26 +92,11 @@ func TestWatchMode_RepairsDeletesEditsAndRemovedLabelsAtOnce(t *testing.T) {
 	ctx := context.Background()
 
 	// Deleted: created again.
-	dep, err := getDeployment(t, ns, "web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := testClient.Delete(ctx, dep); err != nil {
-		t.Fatal(err)
-	}
-	waitRepaired(t, "the deleted Deployment back", func() error {
-		got, err := getDeployment(t, ns, "web")
-		if err != nil {
-			return err
-		}
-		if got.UID == dep.UID {
-			return errNotYet
-		}
-		return nil
-	})
+	web := func() (*appsv1.Deployment, error) { return getDeployment(t, ns, "web") }
+	deleteAndWaitRecreated(t, testClient, "the deleted Deployment back", web)
 
 	// Edited: reverted.
-	dep, _ = getDeployment(t, ns, "web")
+	dep, _ := getDeployment(t, ns, "web")
 	patch := client.MergeFrom(dep.DeepCopy())
 	five := int32(5)
 	dep.Spec.Replicas = &five
@@ -222,23 +231,8 @@ func TestWatchMode_RestartRebuildsInformersFromTrackers(t *testing.T) {
 	w, _ := startWatching(t, watchOptions())
 	waitInformer(t, w, "Deployment.apps@local", true)
 	time.Sleep(time.Second) // the first pass records what it read
-	dep, err := getDeployment(t, ns, "web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := testClient.Delete(context.Background(), dep); err != nil {
-		t.Fatal(err)
-	}
-	waitRepaired(t, "the Deployment deleted after the restart back", func() error {
-		got, err := getDeployment(t, ns, "web")
-		if err != nil {
-			return err
-		}
-		if got.UID == dep.UID {
-			return errNotYet
-		}
-		return nil
-	})
+	deleteAndWaitRecreated(t, testClient, "the Deployment deleted after the restart back",
+		func() (*appsv1.Deployment, error) { return getDeployment(t, ns, "web") })
 }
 
 func TestWatchMode_TargetClusterInformersStopWhenItIsDetached(t *testing.T) {
@@ -261,23 +255,8 @@ func TestWatchMode_TargetClusterInformersStopWhenItIsDetached(t *testing.T) {
 	time.Sleep(time.Second)
 
 	// A delete in the target cluster is repaired from its own informer.
-	dep, err := spokeDeployment(t, spokeClient, "fleet")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := spokeClient.Delete(ctx, dep); err != nil {
-		t.Fatal(err)
-	}
-	waitRepaired(t, "the spoke's Deployment back", func() error {
-		got, err := spokeDeployment(t, spokeClient, "fleet")
-		if err != nil {
-			return err
-		}
-		if got.UID == dep.UID {
-			return errNotYet
-		}
-		return nil
-	})
+	deleteAndWaitRecreated(t, spokeClient, "the spoke's Deployment back",
+		func() (*appsv1.Deployment, error) { return spokeDeployment(t, spokeClient, "fleet") })
 
 	if _, err := cli.Detach(ctx, testClient, cli.DetachOptions{Name: "mc-w", Force: true}); err != nil {
 		t.Fatal(err)
