@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/internal/cli"
 	"github.com/steward-oam/steward/internal/cluster"
@@ -13,7 +15,7 @@ import (
 // newClusterCommand manages the clusters registered on the hub: Secrets in
 // KubeVela's format, so `vela cluster` and `steward cluster` interoperate.
 func newClusterCommand() *cobra.Command {
-	var hubKubeconfig, namespace string
+	kube := cli.NewKube(true)
 	cmd := &cobra.Command{
 		Use:   "cluster",
 		Short: "Register, list and detach the clusters Applications are delivered to",
@@ -21,18 +23,35 @@ func newClusterCommand() *cobra.Command {
 KubeVela's format. The hub itself is always registered as "local".
 Topology policies place components on clusters by name or by label.`,
 	}
-	pf := cmd.PersistentFlags()
-	pf.StringVar(&hubKubeconfig, "kubeconfig", "", "Kubeconfig of the hub (default $KUBECONFIG, else ~/.kube/config).")
-	pf.StringVarP(&namespace, "namespace", "n", cluster.DefaultNamespace, "Namespace of the cluster Secrets on the hub.")
+	kube.AddFlags(cmd.PersistentFlags())
+	cmd.PersistentFlags().Lookup("namespace").Usage = "Namespace of the cluster Secrets on the hub (default " + cluster.DefaultNamespace + ")."
 	cmd.AddCommand(
-		newClusterJoinCommand(&hubKubeconfig, &namespace),
-		newClusterListCommand(&hubKubeconfig, &namespace),
-		newClusterDetachCommand(&hubKubeconfig, &namespace),
+		newClusterJoinCommand(kube),
+		newClusterListCommand(kube),
+		newClusterDetachCommand(kube),
 	)
 	return cmd
 }
 
-func newClusterJoinCommand(hubKubeconfig, namespace *string) *cobra.Command {
+// clusterHub connects to the hub and resolves the namespace of the cluster
+// Secrets: -n when given, else KubeVela's system namespace (not the
+// context's namespace, which names where apps live, not clusters).
+func clusterHub(kube *cli.Kube) (*rest.Config, client.Client, string, error) {
+	cfg, hub, err := kube.Client()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	ns, explicit, err := kube.Namespace()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if !explicit {
+		ns = cluster.DefaultNamespace
+	}
+	return cfg, hub, ns, nil
+}
+
+func newClusterJoinCommand(kube *cli.Kube) *cobra.Command {
 	var opts cli.JoinOptions
 	cmd := &cobra.Command{
 		Use:   "join KUBECONFIG",
@@ -44,11 +63,11 @@ when it has a token. The cluster is then checked for connectivity from here.`,
   steward cluster join eu-1.kubeconfig --name eu-1 --force   # replace the credentials`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, hub, err := cli.HubClient(*hubKubeconfig)
+			_, hub, ns, err := clusterHub(kube)
 			if err != nil {
 				return err
 			}
-			opts.KubeconfigPath, opts.Namespace = args[0], *namespace
+			opts.KubeconfigPath, opts.Namespace = args[0], ns
 			res, err := cli.Join(cmd.Context(), hub, opts)
 			if err != nil {
 				return err
@@ -73,23 +92,23 @@ when it has a token. The cluster is then checked for connectivity from here.`,
 	return cmd
 }
 
-func newClusterListCommand(hubKubeconfig, namespace *string) *cobra.Command {
+func newClusterListCommand(kube *cli.Kube) *cobra.Command {
 	return &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List the registered clusters and whether they answer",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, hub, err := cli.HubClient(*hubKubeconfig)
+			cfg, hub, ns, err := clusterHub(kube)
 			if err != nil {
 				return err
 			}
-			return cli.List(cmd.Context(), cfg, hub, cli.ListOptions{Namespace: *namespace, Out: cmd.OutOrStdout()})
+			return cli.List(cmd.Context(), cfg, hub, cli.ListOptions{Namespace: ns, Out: cmd.OutOrStdout()})
 		},
 	}
 }
 
-func newClusterDetachCommand(hubKubeconfig, namespace *string) *cobra.Command {
+func newClusterDetachCommand(kube *cli.Kube) *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "detach NAME",
@@ -99,11 +118,11 @@ has resources recorded on the cluster, unless --force, which leaves those
 resources behind on the cluster. Nothing on the cluster itself is touched.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, hub, err := cli.HubClient(*hubKubeconfig)
+			_, hub, ns, err := clusterHub(kube)
 			if err != nil {
 				return err
 			}
-			apps, err := cli.Detach(cmd.Context(), hub, cli.DetachOptions{Name: args[0], Namespace: *namespace, Force: force})
+			apps, err := cli.Detach(cmd.Context(), hub, cli.DetachOptions{Name: args[0], Namespace: ns, Force: force})
 			if err != nil {
 				return err
 			}

@@ -7,21 +7,24 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/steward-oam/steward/internal/cli"
 	"github.com/steward-oam/steward/internal/controller"
 )
 
-// newControllerCommand runs the controller manager against the cluster of
-// the current kubeconfig (or in-cluster config).
+// newControllerCommand runs the controller manager against the cluster
+// kubectl's flags select (--kubeconfig, --context, ...; in a Pod, its
+// in-cluster config).
 func newControllerCommand() *cobra.Command {
 	opts := controller.NewOptions()
 	zapOpts := zap.Options{}
+	kube := cli.NewKube(false)
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the Application controller manager",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			setupLogging(&zapOpts)
-			cfg, err := ctrl.GetConfig()
+			cfg, err := kube.Config()
 			if err != nil {
 				return err
 			}
@@ -29,6 +32,7 @@ func newControllerCommand() *cobra.Command {
 		},
 	}
 	opts.BindFlags(cmd.Flags())
+	kube.AddFlags(cmd.Flags())
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOpts.BindFlags(gofs)
 	cmd.Flags().AddGoFlagSet(gofs)

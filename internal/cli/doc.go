@@ -6,7 +6,7 @@
 //
 //	err := cli.Render(cli.RenderOptions{DefinitionPaths: []string{"config/definitions"},
 //		AppFile: "app.yaml", Out: os.Stdout})
-//	cfg, hub, err := cli.HubClient("")  // steward cluster join/list/detach
+//	cfg, hub, err := cli.NewKube(true).Client()  // kubectl's flags; steward cluster join/list/detach
 //	res, err := cli.Join(ctx, hub, cli.JoinOptions{KubeconfigPath: "eu-1.kubeconfig", Name: "eu-1"})
 //
 // Implementation notes: definitions and Applications are read from

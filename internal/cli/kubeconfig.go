@@ -5,36 +5,11 @@ import (
 	"os"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
 )
-
-// HubClient connects to the hub: the kubeconfig at path, or when path is
-// empty the usual KUBECONFIG / ~/.kube/config. The client knows client-go's
-// kinds and OAM's, and reads straight from the API server.
-func HubClient(path string) (*rest.Config, client.Client, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = path
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-	if err != nil {
-		return nil, nil, fmt.Errorf("loading hub kubeconfig: %w", err)
-	}
-	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(v1beta1.AddToScheme(s))
-	c, err := client.New(cfg, client.Options{Scheme: s})
-	if err != nil {
-		return nil, nil, fmt.Errorf("creating hub client: %w", err)
-	}
-	return cfg, c, nil
-}
 
 // kubeconfigCluster is what the current context of a kubeconfig says about
 // the cluster to join.
