@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,19 +14,6 @@ const Local = "local"
 // Clients returns the client of a target cluster.
 type Clients interface {
 	GetClient(ctx context.Context, cluster string) (client.Client, error)
-}
-
-// Hub serves the hub cluster only.
-type Hub struct {
-	Client client.Client
-}
-
-// GetClient returns the hub client for "local" or "".
-func (h Hub) GetClient(_ context.Context, cluster string) (client.Client, error) {
-	if cluster == "" || cluster == Local {
-		return h.Client, nil
-	}
-	return nil, fmt.Errorf("cluster %q is not registered", cluster)
 }
 
 // NewManagedClient returns a client whose reads go straight to the API

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -104,20 +105,18 @@ func (m *Manager) ProbeAll(ctx context.Context) (map[string]error, error) {
 	m.forgetAllBut(clusters)
 	results := make(map[string]error, len(clusters))
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, probeConcurrency)
+	var eg errgroup.Group
+	eg.SetLimit(probeConcurrency)
 	for _, c := range clusters {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(name string) {
-			defer func() { <-sem; wg.Done() }()
-			err := m.Probe(ctx, name)
+		eg.Go(func() error {
+			err := m.Probe(ctx, c.Name)
 			mu.Lock()
-			results[name] = err
+			results[c.Name] = err
 			mu.Unlock()
-		}(c.Name)
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = eg.Wait() // probe errors are results, not failures of ProbeAll
 	return results, nil
 }
 

@@ -48,7 +48,7 @@ type ApplicationReconciler struct {
 	warned      warnedIntervals
 	unhealthy   unhealthyStreaks
 	health      healthCache
-	clusterList clusterListCache
+	clusterList cluster.ListCache
 	// hooks interrupt a pass in tests; nil in production.
 	hooks hooks
 }
@@ -118,7 +118,11 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		start := time.Now()
 		err := p.run(ctx, s)
 		if p.stage != nil {
-			r.Metrics.ObserveStage(p.stage(s), time.Since(start))
+			st := p.stage(s)
+			r.Metrics.ObserveStage(st, time.Since(start))
+			if st == metrics.StageStateKeep {
+				r.Metrics.ObserveStateKeepPass(time.Since(start))
+			}
 		}
 		if err != nil {
 			s.aborted = true

@@ -5,9 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
-	"time"
 
+	"golang.org/x/sync/errgroup"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
@@ -88,24 +87,22 @@ func byCluster(entries []v1beta1.ManagedResource) []clusterGroup {
 // It returns one pass per group, in group order.
 func (r *ApplicationReconciler) eachCluster(groups []clusterGroup, fn func(g clusterGroup, p *pass)) []*pass {
 	passes := make([]*pass, len(groups))
-	limit := max(r.Options.ClusterConcurrency, 1)
-	sem := make(chan struct{}, limit)
-	var wg sync.WaitGroup
-	for i, g := range groups {
+	for i := range groups {
 		passes[i] = newPass()
-		if len(groups) == 1 {
-			fn(g, passes[i])
-			break
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			fn(g, passes[i])
-		}()
 	}
-	wg.Wait()
+	if len(groups) == 1 {
+		fn(groups[0], passes[0])
+		return passes
+	}
+	var eg errgroup.Group
+	eg.SetLimit(max(r.Options.ClusterConcurrency, 1))
+	for i, g := range groups {
+		eg.Go(func() error {
+			fn(g, passes[i])
+			return nil
+		})
+	}
+	_ = eg.Wait() // fn reports into its pass, never as an error
 	return passes
 }
 
@@ -127,78 +124,16 @@ func isUnreachable(err error) bool {
 }
 
 // getClient returns the client of a group's cluster, acting as the
-// Application's identity, or records the cluster as unreachable.
-func (r *ApplicationReconciler) getClient(ctx context.Context, s *scope, g clusterGroup, p *pass, failures *[]objectFailure) (client.Client, bool) {
+// Application's identity; an error says the cluster cannot be used now
+// (not registered, or down at its last probe).
+func (r *ApplicationReconciler) getClient(ctx context.Context, s *scope, g clusterGroup) (client.Client, error) {
 	c, err := s.clients.GetClient(ctx, g.cluster)
 	if err == nil {
-		err = r.knownDown(g.cluster)
+		err = cluster.KnownDown(r.Clusters, g.cluster)
 	}
-	if err != nil {
-		*failures = append(*failures, clusterFailure(g.cluster, err))
-		p.setRetry(err)
-		return nil, false
-	}
-	return c, true
+	return c, err
 }
-
-// prober is implemented by cluster clients that probe cluster health.
-type prober interface {
-	LastProbe(cluster string) (cluster.ProbeResult, bool)
-}
-
-// knownDown returns the last probe's error for a cluster that failed its
-// health probe recently, so that its objects are skipped at once instead
-// of each waiting for a connection timeout; the cluster is tried again
-// after the next successful probe.
-func (r *ApplicationReconciler) knownDown(name string) error {
-	p, ok := r.Clusters.(prober)
-	if !ok || cluster.IsLocal(name) {
-		return nil
-	}
-	res, ok := p.LastProbe(name)
-	if !ok || res.Err == nil || time.Since(res.At) > knownDownFor {
-		return nil
-	}
-	// No elapsed time in the message: it ends up in a condition, and a
-	// message that changes every pass writes status and emits an event
-	// every pass.
-	return fmt.Errorf("failed its last health probe: %w", res.Err)
-}
-
-// knownDownFor is how long a failed probe keeps a cluster skipped.
-const knownDownFor = time.Minute
 
 // detached reports whether err says the cluster is no longer registered:
 // its objects were left behind on purpose (steward cluster detach --force).
 func detached(err error) bool { return errors.Is(err, cluster.ErrNotRegistered) }
-
-// clusterListTTL is how long the registry's cluster list is reused when
-// checking, on re-sync, whether placements moved.
-const clusterListTTL = 30 * time.Second
-
-// clusterListCache shares one read of the cluster registry between the
-// Applications of a re-sync wave.
-type clusterListCache struct {
-	mu   sync.Mutex
-	list []cluster.Cluster
-	at   time.Time
-}
-
-// get returns the registered clusters, read again when fresh is asked for
-// or the cached list is older than clusterListTTL.
-func (c *clusterListCache) get(ctx context.Context, reg *cluster.Registry, fresh bool, ttl time.Duration) ([]cluster.Cluster, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if ttl == 0 {
-		ttl = clusterListTTL
-	}
-	if !fresh && c.list != nil && time.Since(c.at) < ttl {
-		return c.list, nil
-	}
-	list, err := reg.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c.list, c.at = list, time.Now()
-	return list, nil
-}

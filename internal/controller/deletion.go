@@ -55,11 +55,18 @@ func deletionOrder(entries []v1beta1.ManagedResource) []v1beta1.ManagedResource 
 // can be dropped (object gone, or not ours). Namespaces and CRDs wait
 // until every other object of their cluster is confirmed gone. What
 // happened is merged into the scope's garbage-collection report.
-func (r *ApplicationReconciler) deleteInOrder(ctx context.Context, s *scope, applier apply.Applier, entries []v1beta1.ManagedResource) map[tracker.Key]bool {
+func (r *ApplicationReconciler) deleteInOrder(ctx context.Context, s *scope, applier apply.Applier, entries []v1beta1.ManagedResource, why string) map[tracker.Key]bool {
 	passes := r.eachCluster(byCluster(entries), func(g clusterGroup, p *pass) {
-		c, ok := r.getClient(ctx, s, g, p, &p.gc.failures)
-		if !ok {
-			r.leaveDetached(g, p, &p.gc.failures)
+		c, err := r.getClient(ctx, s, g)
+		if detached(err) {
+			r.leaveDetached(ctx, g, p)
+			return
+		}
+		if err != nil {
+			f := clusterFailure(g.cluster, err)
+			logFailed(ctx, f)
+			p.gc.failures = append(p.gc.failures, f)
+			p.setRetry(err)
 			return
 		}
 		othersLeft := false
@@ -69,13 +76,14 @@ func (r *ApplicationReconciler) deleteInOrder(ctx context.Context, s *scope, app
 				p.gc.pending = append(p.gc.pending, tracker.KeyOf(e))
 				continue
 			}
-			if r.deleteEntry(ctx, s, p, c, applier, e) {
+			drop, err := r.deleteEntry(ctx, s, p, c, applier, e, why)
+			if drop {
 				p.drop[tracker.KeyOf(e)] = true
 				continue
 			}
-			if n := len(p.gc.failures); n > 0 && isUnreachable(p.gc.failures[n-1].Err) {
-				// The cluster is gone for now: the rest waits for it.
-				p.gc.failures[n-1] = clusterFailure(g.cluster, p.gc.failures[n-1].Err)
+			if err != nil && isUnreachable(err) {
+				// The cluster is gone for now (recorded as the cluster's
+				// failure): the rest waits for it.
 				return
 			}
 			if !last {
@@ -96,14 +104,9 @@ func (r *ApplicationReconciler) deleteInOrder(ctx context.Context, s *scope, app
 // leaveDetached drops the entries of a cluster that is no longer
 // registered: nothing can delete them, and detaching with --force said to
 // leave them behind. They are reported once, in an event.
-func (r *ApplicationReconciler) leaveDetached(g clusterGroup, p *pass, failures *[]objectFailure) {
-	n := len(*failures)
-	if n == 0 || !detached((*failures)[n-1].Err) {
-		return
-	}
-	*failures = (*failures)[:n-1]
-	p.retryErr = nil
+func (r *ApplicationReconciler) leaveDetached(ctx context.Context, g clusterGroup, p *pass) {
 	for _, e := range g.entries {
+		decisionLog(ctx, tracker.KeyOf(e), decisionLevel).Info("Left behind: the cluster was detached", "component", e.Component)
 		p.drop[tracker.KeyOf(e)] = true
 		p.gc.leftBehind = append(p.gc.leftBehind, tracker.KeyOf(e))
 	}

@@ -97,7 +97,7 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 			doomed = append(doomed, e)
 		}
 	}
-	for k := range r.deleteInOrder(ctx, s, applier, doomed) {
+	for k := range r.deleteInOrder(ctx, s, applier, doomed, "application deleted") {
 		drop[k] = true
 	}
 	remaining, err := r.pruneTrackers(ctx, trackers, drop)

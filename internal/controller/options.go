@@ -66,7 +66,7 @@ type Options struct {
 	watchSupervise time.Duration
 	// onWatcher sees the watcher of watch mode, in tests.
 	onWatcher func(*watch.Watcher)
-	// clusterListTTL overrides clusterListTTL in tests.
+	// clusterListTTL overrides cluster.ListTTL in tests.
 	clusterListTTL time.Duration
 	// SkipNameValidation lets tests start several managers in one process.
 	SkipNameValidation bool

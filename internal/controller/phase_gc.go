@@ -95,7 +95,7 @@ func (r *ApplicationReconciler) collectTracker(ctx context.Context, s *scope, ap
 				doomed = append(doomed, e)
 			}
 		}
-		gone := r.deleteInOrder(ctx, s, applier, doomed)
+		gone := r.deleteInOrder(ctx, s, applier, doomed, "no longer in the current version")
 		history := make([]v1beta1.ManagedResource, len(marked))
 		settled := true
 		for i, e := range marked {

@@ -192,8 +192,8 @@ func inDependencyOrder(entries []v1beta1.ManagedResource, deps map[string][]stri
 // order. A cluster that cannot be reached is reported once and the rest
 // of its entries wait for the next pass.
 func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, applier apply.Applier, g clusterGroup, p *pass, wanted map[tracker.Key]bool) {
-	c, ok := r.getClient(ctx, s, g, p, &p.keep.failures)
-	if !ok {
+	c, err := r.getClient(ctx, s, g)
+	if err != nil {
 		// Entries already marked for deletion in a detached cluster are
 		// left behind; the others wait for the cluster to come back.
 		var marked []v1beta1.ManagedResource
@@ -202,16 +202,20 @@ func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, appli
 				marked = append(marked, e)
 			}
 		}
-		if n := len(p.keep.failures); n > 0 && detached(p.keep.failures[n-1].Err) && len(marked) > 0 {
+		if detached(err) {
 			for _, e := range marked {
+				decisionLog(ctx, tracker.KeyOf(e), decisionLevel).Info("Left behind: the cluster was detached", "component", e.Component)
 				p.drop[tracker.KeyOf(e)] = true
 				p.gc.leftBehind = append(p.gc.leftBehind, tracker.KeyOf(e))
 			}
 			if len(marked) == len(g.entries) {
-				p.keep.failures = p.keep.failures[:n-1]
-				p.retryErr = nil
+				return
 			}
 		}
+		f := clusterFailure(g.cluster, err)
+		logFailed(ctx, f)
+		p.keep.failures = append(p.keep.failures, f)
+		p.setRetry(err)
 		return
 	}
 	deps := dependencies(s.app)
@@ -226,11 +230,11 @@ func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, appli
 			continue
 		}
 		if e.Deleted {
-			if r.deleteEntry(ctx, s, p, c, applier, e) {
+			drop, err := r.deleteEntry(ctx, s, p, c, applier, e, "marked for deletion in its tracker")
+			if drop {
 				p.drop[tracker.KeyOf(e)] = true
-			} else if n := len(p.gc.failures); n > 0 && isUnreachable(p.gc.failures[n-1].Err) {
-				p.gc.failures[n-1] = clusterFailure(g.cluster, p.gc.failures[n-1].Err)
-				return
+			} else if err != nil && isUnreachable(err) {
+				return // recorded as the cluster's failure; the rest waits
 			}
 			continue
 		}
@@ -253,8 +257,7 @@ func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, appli
 		}
 		err := r.applyEntry(ctx, s, p, c, applier, e, resourceOf(e, types))
 		if err != nil && isUnreachable(err) {
-			p.keep.failures[len(p.keep.failures)-1] = clusterFailure(g.cluster, err)
-			return
+			return // recorded as the cluster's failure; the rest waits
 		}
 		if err != nil {
 			failed[e.Component] = true
@@ -268,10 +271,9 @@ func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, appli
 func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, p *pass, c client.Client, applier apply.Applier, e v1beta1.ManagedResource, res policy.Resource) error {
 	key := tracker.KeyOf(e)
 	fail := func(reason string, err error) error {
-		if e.Cluster != "" {
-			err = fmt.Errorf("cluster %q: %w", e.Cluster, err)
-		}
-		p.keep.failures = append(p.keep.failures, objectFailure{Key: key, Component: e.Component, Reason: reason, Err: err})
+		f := entryFailure(e, reason, err)
+		logFailed(ctx, f)
+		p.keep.failures = append(p.keep.failures, f)
 		return err
 	}
 	obj, err := tracker.Manifest(e)
@@ -301,6 +303,7 @@ func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, p *pas
 		p.keep.applied++
 		p.keep.unread = append(p.keep.unread, unreadObject{key: key, resourceVersion: rv})
 		r.Metrics.KeepSkipped()
+		decisionLog(ctx, key, unchangedLevel).Info("Unchanged: the watch cache shows it as last applied", "component", e.Component)
 		return nil
 	}
 	done := r.Watch.Begin(app, key)
@@ -321,6 +324,7 @@ func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, p *pas
 	p.keep.applied++
 	p.keep.remember(key, result.Live)
 	change := objectChange{Key: key, Action: result.Action, Fields: apply.PatchedFields(result.Patch)}
+	logApplied(ctx, key, e.Component, result, change.Fields)
 	switch result.Action {
 	case apply.Unchanged:
 	case apply.Drifted, apply.Missing:
@@ -350,41 +354,58 @@ func (r *ApplicationReconciler) checkReadOnly(ctx context.Context, p *pass, c cl
 	} else {
 		p.setRetry(err)
 	}
-	p.keep.failures = append(p.keep.failures, objectFailure{Key: key, Component: e.Component, Reason: reason, Err: err})
+	f := entryFailure(e, reason, err)
+	logFailed(ctx, f)
+	p.keep.failures = append(p.keep.failures, f)
 	return err
 }
 
 // deleteEntry deletes the object of an entry and reports whether the entry
-// can be dropped: the object is gone, or it is not ours to delete.
-func (r *ApplicationReconciler) deleteEntry(ctx context.Context, s *scope, p *pass, c client.Client, applier apply.Applier, e v1beta1.ManagedResource) bool {
+// can be dropped: the object is gone, or it is not ours to delete. A
+// failure is recorded in the pass and returned; an unreachable cluster is
+// recorded as the cluster's failure.
+func (r *ApplicationReconciler) deleteEntry(ctx context.Context, s *scope, p *pass, c client.Client, applier apply.Applier, e v1beta1.ManagedResource, why string) (bool, error) {
 	key := tracker.KeyOf(e)
 	res, err := applier.Delete(ctx, c, refObject(e))
 	if err == nil {
+		logDeleted(ctx, key, e.Component, why, res)
 		switch res.Action {
 		case apply.Gone, apply.Skipped:
-			return true
+			return true, nil
 		case apply.Deleted:
 			p.gc.deleted = append(p.gc.deleted, objectChange{Key: key, Action: apply.Deleted})
 			p.gc.pending = append(p.gc.pending, key)
-			return false
+			return false, nil
 		case apply.Terminating:
 			p.gc.pending = append(p.gc.pending, key)
-			return false
+			return false, nil
 		}
 	}
 	if meta.IsNoMatchError(err) {
 		// The kind is no longer served: no such object can exist.
-		return true
+		return true, nil
 	}
 	if r.confirmGone(ctx, s, e, err) {
-		return true
+		return true, nil
+	}
+	f := entryFailure(e, v1beta1.ReasonDeleteFailed, err)
+	logFailed(ctx, f)
+	p.gc.failures = append(p.gc.failures, f)
+	p.setRetry(err)
+	return false, err
+}
+
+// entryFailure is the failure of one entry's object; when its cluster
+// cannot be reached at all it is the cluster's failure instead, reported
+// once for all of the cluster's objects.
+func entryFailure(e v1beta1.ManagedResource, reason string, err error) objectFailure {
+	if isUnreachable(err) {
+		return clusterFailure(e.Cluster, err)
 	}
 	if e.Cluster != "" {
 		err = fmt.Errorf("cluster %q: %w", e.Cluster, err)
 	}
-	p.gc.failures = append(p.gc.failures, objectFailure{Key: key, Component: e.Component, Reason: v1beta1.ReasonDeleteFailed, Err: err})
-	p.setRetry(err)
-	return false
+	return objectFailure{Key: tracker.KeyOf(e), Component: e.Component, Reason: reason, Err: err}
 }
 
 // classifyApplyError names the reason of a failed apply.

@@ -128,6 +128,7 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 	s.older = slices.DeleteFunc(s.older, func(o v1beta1.ResourceTracker) bool { return o.Name == rt.Name })
 	s.current = rt
 	s.fresh = true
+	ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Recorded a new version", "resourceTracker", rt.Name, "generation", gen, "objects", len(versioned), "rootObjects", len(root))
 	if usesTopology(s.app) {
 		if err := r.Trackers.Annotate(ctx, rt, annotationPlacements, placed); err != nil {
 			s.setRetry(err)
@@ -181,6 +182,7 @@ func (r *ApplicationReconciler) reuseVersion(ctx context.Context, s *scope) erro
 // again, and the tracker is marked pending until dispatched.
 func (r *ApplicationReconciler) rollBack(ctx context.Context, s *scope) error {
 	s.rolledBack, s.fresh = true, true
+	ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Rolling back to an earlier version", "resourceTracker", s.current.Name, "newestGeneration", s.newestGeneration)
 	entries, err := tracker.Entries(s.current)
 	if err != nil {
 		s.recordErr = err
@@ -287,7 +289,7 @@ var errClusterList = errors.New("listing clusters")
 func (r *ApplicationReconciler) placements(ctx context.Context, app *v1beta1.Application, fresh bool) ([]placement.Step, error) {
 	var clusters []cluster.Cluster
 	if r.Registry != nil && usesTopology(app) {
-		list, err := r.clusterList.get(ctx, r.Registry, fresh, r.Options.clusterListTTL)
+		list, err := r.clusterList.Get(ctx, r.Registry, fresh, r.Options.clusterListTTL)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errClusterList, err)
 		}

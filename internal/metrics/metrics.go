@@ -19,7 +19,6 @@ type Stage string
 // Stages of a reconcile, in the order they run.
 const (
 	StageRender    Stage = "render"
-	StageRecord    Stage = "record"
 	StageApply     Stage = "apply"
 	StageStateKeep Stage = "statekeep"
 	StageHealth    Stage = "health"
@@ -70,12 +69,12 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		stageDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "reconcile_stage_duration_seconds",
-			Help:    "Time an Application reconcile spends in each stage: render, record, apply, statekeep, gc, status.",
+			Help:    "Time an Application reconcile spends in each stage: render, apply, statekeep, health, gc, status.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16), // 1ms to 33s
 		}, []string{"stage"}),
 		stateKeepDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "statekeep_pass_duration_seconds",
-			Help:    "Time one StateKeep pass takes to re-apply every recorded object of an Application.",
+			Help:    "Time one StateKeep pass (a pass that dispatches no new version) takes over every recorded object of an Application.",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16), // 5ms to 164s
 		}),
 		trackedResources: prometheus.NewGaugeVec(prometheus.GaugeOpts{

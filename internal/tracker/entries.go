@@ -46,12 +46,6 @@ func KeyOf(mr v1beta1.ManagedResource) Key {
 	return Key{Cluster: mr.Cluster, Group: gv.Group, Kind: mr.Kind, Namespace: mr.Namespace, Name: mr.Name}
 }
 
-// KeyOfObject returns the key of a rendered object in a cluster.
-func KeyOfObject(cluster string, obj *unstructured.Unstructured) Key {
-	gvk := obj.GroupVersionKind()
-	return Key{Cluster: cluster, Group: gvk.Group, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-}
-
 // Entry builds a tracker entry holding the full rendered manifest.
 func Entry(cluster, component, trait string, obj *unstructured.Unstructured) (v1beta1.ManagedResource, error) {
 	raw, err := json.Marshal(obj.Object)
@@ -94,28 +88,6 @@ func IndexOf(entries []v1beta1.ManagedResource) Index {
 		idx[KeyOf(e)] = e
 	}
 	return idx
-}
-
-// Merge returns entries with every entry of add recorded: an entry with the
-// same key is replaced (and so un-marked as deleted), a new one appended.
-// The order of existing entries is kept so that diffs stay small.
-func Merge(entries, add []v1beta1.ManagedResource) []v1beta1.ManagedResource {
-	pos := make(map[Key]int, len(entries))
-	out := make([]v1beta1.ManagedResource, len(entries), len(entries)+len(add))
-	copy(out, entries)
-	for i, e := range out {
-		pos[KeyOf(e)] = i
-	}
-	for _, e := range add {
-		k := KeyOf(e)
-		if i, ok := pos[k]; ok {
-			out[i] = e
-			continue
-		}
-		pos[k] = len(out)
-		out = append(out, e)
-	}
-	return out
 }
 
 // Remove returns entries without the given keys.
