@@ -8,14 +8,15 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
 BIN := $(abspath bin)
-# Directory of kube-apiserver and etcd for envtest (and `steward up`).
+# Directory of kube-apiserver and etcd for envtest, and of the whole local
+# control plane of `steward dev` (plus kube-controller-manager, kube-scheduler, kwok).
 KUBEBUILDER_ASSETS := $(BIN)/k8s
 CONTROLLER_GEN := $(BIN)/controller-gen
 
 # Extra flags: make test GO_TEST_FLAGS='-run TestStateKeep -v'
 GO_TEST_FLAGS ?=
 TEST_TIMEOUT ?= 20m
-# Extra flags for `steward up` or `steward controller`: make run ARGS='--help'
+# Extra flags for `steward dev` or `steward controller`: make run ARGS='--help'
 ARGS ?=
 
 .PHONY: help
@@ -26,22 +27,27 @@ help: ## List targets
 ##@ Development
 
 .PHONY: run
-run: build ## Run Steward: on an embedded local control plane, or on $KUBECONFIG when set
+run: build ## Run Steward: on a local control plane where apps become healthy (steward dev), or on $KUBECONFIG when set
 	@if [[ -n "$${KUBECONFIG:-}" ]]; then \
 		echo "KUBECONFIG is set: running the controller against $$KUBECONFIG"; \
 		exec bin/steward controller $(ARGS); \
 	else \
-		hack/install-tools.sh etcd kube-apiserver; \
-		exec bin/steward up $(ARGS); \
+		hack/install-tools.sh etcd kube-apiserver kube-controller-manager kube-scheduler kwok; \
+		exec bin/steward dev $(ARGS); \
 	fi
 
 .PHONY: build
-build: ## Build bin/steward
-	go build -o bin/steward ./cmd/steward
+build: ## Build bin/steward, stamped with git describe and the commit (steward version)
+	@version="$$(git describe --tags --always --dirty 2>/dev/null || true)"; \
+	commit="$$(git rev-parse HEAD 2>/dev/null || true)"; \
+	pkg=github.com/steward-oam/steward/internal/version; \
+	echo "go build -o bin/steward ./cmd/steward (version $${version:-from build info})"; \
+	go build -ldflags "-X $$pkg.version=$$version -X $$pkg.commit=$$commit" -o bin/steward ./cmd/steward
 
 .PHONY: test
 test: tools ## Run all tests, envtest ones against bin/k8s, then fuzz each target for a few seconds
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) go test -count=1 -timeout $(TEST_TIMEOUT) $(GO_TEST_FLAGS) ./...
+	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) go -C bench test -count=1 -timeout $(TEST_TIMEOUT) $(GO_TEST_FLAGS) ./...
 	@if [[ -z "$(GO_TEST_FLAGS)" ]]; then $(MAKE) --no-print-directory fuzz-short; fi
 
 # Fuzz targets, as <package>:<FuzzName>. go test fuzzes one target of one
@@ -88,23 +94,49 @@ chaos: tools ## Long chaos run: CHAOS_ITERATIONS (200) iterations; replay a fail
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) CHAOS_ITERATIONS=$(CHAOS_ITERATIONS) CHAOS_SEED=$(CHAOS_SEED) CHAOS_DRIFT_DETECTION=$(CHAOS_DRIFT_DETECTION) \
 		go test -count=1 -timeout 3h -run '^TestChaos$$' -v ./test/chaos/
 
+# The benchmarks are their own Go module (bench/go.mod), so gonum/plot and
+# its fonts stay out of the controller's go.mod.
+.PHONY: bench-binaries
+bench-binaries:
+	go -C bench build -o $(BIN)/owns ./baseline/owns
+	go -C bench build -o $(BIN)/stewardbench ./cmd/stewardbench
+
 .PHONY: bench
-bench: tools build ## Benchmark Steward against the .Owns() baseline (~40 min with the soak); regenerates docs/benchmarks.md
-	go build -o bin/owns ./bench/baseline/owns
-	go build -o bin/stewardbench ./bench/cmd/stewardbench
+bench: tools build bench-binaries ## Benchmark Steward against the .Owns() baseline (~40 min with the soak); regenerates docs/benchmarks.md
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile full $(BENCH_ARGS)
 
 .PHONY: bench-quick
-bench-quick: tools build ## The same benchmarks at small sizes (under 10 min)
-	go build -o bin/owns ./bench/baseline/owns
-	go build -o bin/stewardbench ./bench/cmd/stewardbench
+bench-quick: tools build bench-binaries ## The same benchmarks at small sizes (under 10 min)
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile quick $(BENCH_ARGS)
 
 .PHONY: bench-soak
-bench-soak: tools build ## The soak alone: 100 apps re-syncing every 10 s for 10 min per controller (~25 min); keeps the other results
-	go build -o bin/owns ./bench/baseline/owns
-	go build -o bin/stewardbench ./bench/cmd/stewardbench
+bench-soak: tools build bench-binaries ## The soak alone: 100 apps re-syncing every 10 s for 10 min per controller (~25 min); keeps the other results
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile full --scenarios soak --merge $(BENCH_ARGS)
+
+##@ Image
+
+# The image `make image` builds and the chart installs by default:
+# IMAGE_REPO:<the chart's appVersion>.
+IMAGE_REPO ?= ghcr.io/steward-oam/steward
+IMAGE_TAG ?= $(shell awk -F'"' '/^appVersion:/ { print $$2 }' charts/steward/Chart.yaml)
+IMAGE_ARCH ?= $(shell go env GOARCH)
+IMAGE_OUT ?= bin/steward-image.tar
+
+# The binary is static (an empty base has no libc) and stamped as `make
+# build` stamps bin/steward; the image's labels carry the tag and the commit.
+.PHONY: image
+image: ## Build bin/steward-image.tar, the controller image, without Docker: docker load -i / kind load image-archive it
+	@[[ -n "$(IMAGE_TAG)" ]] || { echo "no appVersion in charts/steward/Chart.yaml" >&2; exit 1; }
+	@version="$$(git describe --tags --always --dirty 2>/dev/null || true)"; \
+	commit="$$(git rev-parse HEAD 2>/dev/null || true)"; \
+	created="$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || echo 0)}"; \
+	pkg=github.com/steward-oam/steward/internal/version; \
+	echo "building bin/image/steward for linux/$(IMAGE_ARCH) (version $${version:-from build info})"; \
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) go build -trimpath \
+		-ldflags "-s -w -X $$pkg.version=$$version -X $$pkg.commit=$$commit" -o bin/image/steward ./cmd/steward; \
+	go -C hack/tools/image build -o $(BIN)/image-builder .; \
+	$(BIN)/image-builder --binary bin/image/steward --arch $(IMAGE_ARCH) --tag $(IMAGE_REPO):$(IMAGE_TAG) \
+		--version $(IMAGE_TAG) --revision "$$commit" --created "$$created" --out $(IMAGE_OUT)
 
 ##@ Generated code
 
@@ -128,19 +160,25 @@ verify: generate manifests lint ## Fail if generated files are stale or code is 
 		echo "Generated files are stale: run 'make generate manifests' and commit the result"; \
 		exit 1; \
 	fi
+	@if ! go -C bench mod tidy -diff >/dev/null; then \
+		echo "bench/go.mod or bench/go.sum is not tidy (after a change to go.mod, too): run 'go -C bench mod tidy'"; \
+		exit 1; \
+	fi
 	@unformatted="$$(find . -name '*.go' -not -path './bin/*' -not -path './.git/*' -not -path '*/testdata/*' | xargs gofmt -l)"; \
 	if [[ -n "$$unformatted" ]]; then \
 		echo "Not gofmt-ed (run 'gofmt -w' on them):"; echo "$$unformatted"; exit 1; \
 	fi
 
 .PHONY: lint
-lint: ## Run go vet
+lint: ## Run go vet (here, in the bench module and in hack/tools/image)
 	go vet ./...
+	go -C bench vet ./...
+	go -C hack/tools/image vet ./...
 
 ##@ Tools
 
 .PHONY: tools
-tools: ## Build kube-apiserver, etcd, controller-gen and helm into bin/ (cold: ~10 min)
+tools: ## Build the control plane binaries (kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok), controller-gen and helm into bin/ (cold: ~15 min)
 	hack/install-tools.sh
 	hack/install-helm.sh
 

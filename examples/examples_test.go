@@ -29,7 +29,7 @@ func exampleFiles(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	if len(files) < 3 {
-		t.Fatalf("found %d examples, want at least 3 (`steward up` lists the first three)", len(files))
+		t.Fatalf("found %d examples, want at least 3 (`steward dev` lists the first three)", len(files))
 	}
 	sort.Strings(files)
 	return files

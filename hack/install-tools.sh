@@ -3,7 +3,9 @@
 # only Go and the Go module proxy (no prebuilt downloads):
 #
 #   bin/k8s/kube-apiserver, bin/k8s/etcd  envtest's KUBEBUILDER_ASSETS, and the
-#                                         embedded control plane of `steward up`
+#                                         local control plane of `steward dev`
+#   bin/k8s/kube-controller-manager,      the local control plane of `steward dev`
+#   bin/k8s/kube-scheduler, bin/k8s/kwok  (Deployments get Pods on a kwok node)
 #   bin/controller-gen                    `make generate` and `make manifests`
 #
 # Versions are pinned in hack/tools/versions.env; each tool builds from its own
@@ -11,7 +13,7 @@
 # A tool is skipped when its stamp file (bin/.../.<tool>.version) matches the
 # pinned version and the hash of its module files, so a second run is a no-op.
 #
-# Usage: hack/install-tools.sh [kube-apiserver|etcd|controller-gen ...]
+# Usage: hack/install-tools.sh [kube-apiserver|kube-controller-manager|kube-scheduler|etcd|kwok|controller-gen ...]
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -54,20 +56,25 @@ install() {
   local stamp_file
   stamp_file="$(dirname "$out")/.$(basename "$out").version"
   if [[ -x "$out" && -f "$stamp_file" && "$(cat "$stamp_file")" == "$(stamp "$@")" ]]; then
-    echo "$name $version: up to date"
+    echo "$(basename "$out") $version: up to date"
     return 0
   fi
 
-  echo "$name $version: building $pkg"
+  echo "$(basename "$out") $version: building $pkg"
   mkdir -p "$(dirname "$out")"
   local start=$SECONDS
   (cd "$dir" && go build -ldflags "$ldflags" -o "$out.tmp" "$pkg")
   mv -f "$out.tmp" "$out"
   stamp "$@" >"$stamp_file" # after the build, which may have added go.sum lines
-  echo "$name $version: built $out in $((SECONDS - start))s"
+  echo "$(basename "$out") $version: built $out in $((SECONDS - start))s"
 }
 
-install_kube_apiserver() {
+# install_kubernetes CMD builds k8s.io/kubernetes/cmd/CMD (kube-apiserver,
+# kube-controller-manager or kube-scheduler) into bin/k8s/CMD. All three come
+# from one module, hack/tools/kube-apiserver, at KUBE_APISERVER_VERSION, so they
+# share a version and most of their build cache.
+install_kubernetes() {
+  local cmd=$1
   local minor=${KUBE_APISERVER_VERSION#v1.}
   minor=${minor%%.*}
   # k8s.io/kubernetes needs its staging modules replaced by their published
@@ -81,7 +88,7 @@ install_kube_apiserver() {
   fi
   local v=k8s.io/component-base/version
   install kube-apiserver "$KUBE_APISERVER_MODULE" "$KUBE_APISERVER_VERSION" \
-    k8s.io/kubernetes/cmd/kube-apiserver "$bin/k8s/kube-apiserver" \
+    "k8s.io/kubernetes/cmd/$cmd" "$bin/k8s/$cmd" \
     "-s -w -X $v.gitVersion=$KUBE_APISERVER_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
 }
 
@@ -90,21 +97,28 @@ install_etcd() {
     go.etcd.io/etcd/server/v3 "$bin/k8s/etcd" "-s -w"
 }
 
+install_kwok() {
+  install kwok "$KWOK_MODULE" "$KWOK_VERSION" \
+    sigs.k8s.io/kwok/cmd/kwok "$bin/k8s/kwok" \
+    "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v}"
+}
+
 install_controller_gen() {
   install controller-gen "$CONTROLLER_GEN_MODULE" "$CONTROLLER_GEN_VERSION" \
     sigs.k8s.io/controller-tools/cmd/controller-gen "$bin/controller-gen"
 }
 
 tools=("$@")
-echo "Tools in bin/, pinned in hack/tools/versions.env (a cold kube-apiserver build takes about 5 minutes):"
+echo "Tools in bin/, pinned in hack/tools/versions.env (a cold build takes about 10 minutes, mostly the Kubernetes binaries):"
 if [[ ${#tools[@]} -eq 0 ]]; then
-  tools=(controller-gen etcd kube-apiserver)
+  tools=(controller-gen etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 fi
 for tool in "${tools[@]}"; do
   case "$tool" in
-    kube-apiserver) install_kube_apiserver ;;
+    kube-apiserver | kube-controller-manager | kube-scheduler) install_kubernetes "$tool" ;;
     etcd) install_etcd ;;
+    kwok) install_kwok ;;
     controller-gen) install_controller_gen ;;
-    *) echo "unknown tool $tool (want kube-apiserver, etcd or controller-gen)" >&2; exit 2 ;;
+    *) echo "unknown tool $tool (want kube-apiserver, kube-controller-manager, kube-scheduler, etcd, kwok or controller-gen)" >&2; exit 2 ;;
   esac
 done

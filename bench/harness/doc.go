@@ -47,9 +47,9 @@
 //   - The soak's webservice apps need rolled-out Deployments to be
 //     healthy; the control plane runs no Deployment controller, so the
 //     harness writes their status (waitHealthy).
-//   - Prometheus text is parsed by a small parser (promtext.go) rather
-//     than a client library: the format is simple and the harness needs
-//     only names, labels and values.
+//   - Prometheus text is parsed with prometheus/common's expfmt
+//     (promtext.go) and flattened into name, labels and value per line, as
+//     a scraper sees it: the scenarios only sum samples.
 //   - Nothing asserts timings; tests cover parsing, counting, report
 //     rendering, and (with STEWARD_BENCH_SMOKE=1) every scenario at tiny
 //     sizes.

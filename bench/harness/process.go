@@ -323,16 +323,6 @@ func (p *Process) Stop() error {
 	return nil
 }
 
-// Exited reports whether the controller stopped by itself.
-func (p *Process) Exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
 func freeLoopbackAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -1,15 +1,17 @@
 package harness
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"math"
+	"maps"
 	"net/http"
-	"strconv"
-	"strings"
+	"slices"
+	"sort"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // Sample is one line of the Prometheus text exposition format.
@@ -53,99 +55,35 @@ func (s Sample) matches(match map[string]string) bool {
 	return true
 }
 
-// ParseText parses the Prometheus text format (version 0.0.4): comments
-// and blank lines are skipped, label values may hold escaped quotes,
-// backslashes and newlines, and a trailing timestamp is ignored.
+// ParseText parses the Prometheus text format (version 0.0.4) with
+// prometheus/common's expfmt and flattens it into the samples a scraper
+// sees: a summary or histogram becomes its quantile or _bucket samples plus
+// _sum and _count. Samples come sorted by name, then labels.
 func ParseText(data []byte) (Samples, error) {
-	var out Samples
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		s, err := parseLine(line)
-		if err != nil {
-			return nil, fmt.Errorf("metrics line %d: %w", n, err)
-		}
-		out = append(out, s)
-	}
-	return out, sc.Err()
-}
-
-func parseLine(line string) (Sample, error) {
-	s := Sample{Labels: map[string]string{}}
-	i := strings.IndexAny(line, "{ \t")
-	if i <= 0 {
-		return s, fmt.Errorf("no value in %q", line)
-	}
-	s.Name = line[:i]
-	rest := line[i:]
-	if rest[0] == '{' {
-		var err error
-		if rest, err = parseLabels(rest[1:], s.Labels); err != nil {
-			return s, err
-		}
-	}
-	fields := strings.Fields(rest)
-	if len(fields) == 0 || len(fields) > 2 {
-		return s, fmt.Errorf("want a value and an optional timestamp after %s", s.Name)
-	}
-	v, err := parseValue(fields[0])
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(data))
 	if err != nil {
-		return s, fmt.Errorf("value of %s: %w", s.Name, err)
+		return nil, fmt.Errorf("parsing metrics: %w", err)
 	}
-	s.Value = v
-	return s, nil
-}
-
-// parseLabels reads `name="value",...}` into labels and returns what
-// follows the closing brace.
-func parseLabels(in string, labels map[string]string) (string, error) {
-	for {
-		in = strings.TrimLeft(in, " \t,")
-		if strings.HasPrefix(in, "}") {
-			return in[1:], nil
+	names := slices.Sorted(maps.Keys(families))
+	var out Samples
+	for _, name := range names {
+		vec, err := expfmt.ExtractSamples(&expfmt.DecodeOptions{}, families[name])
+		if err != nil {
+			return nil, fmt.Errorf("metric %s: %w", name, err)
 		}
-		eq := strings.IndexByte(in, '=')
-		if eq <= 0 || len(in) < eq+2 || in[eq+1] != '"' {
-			return "", fmt.Errorf("malformed label in %q", in)
-		}
-		name := strings.TrimSpace(in[:eq])
-		var value strings.Builder
-		j := eq + 2
-		for ; j < len(in) && in[j] != '"'; j++ {
-			if in[j] == '\\' && j+1 < len(in) {
-				j++
-				switch in[j] {
-				case 'n':
-					value.WriteByte('\n')
-				default:
-					value.WriteByte(in[j])
+		sort.Sort(vec)
+		for _, s := range vec {
+			labels := make(map[string]string, len(s.Metric))
+			for k, v := range s.Metric {
+				if k != model.MetricNameLabel {
+					labels[string(k)] = string(v)
 				}
-				continue
 			}
-			value.WriteByte(in[j])
+			out = append(out, Sample{Name: string(s.Metric[model.MetricNameLabel]), Labels: labels, Value: float64(s.Value)})
 		}
-		if j >= len(in) {
-			return "", fmt.Errorf("unterminated value of label %s", name)
-		}
-		labels[name] = value.String()
-		in = in[j+1:]
 	}
-}
-
-func parseValue(v string) (float64, error) {
-	switch v {
-	case "+Inf":
-		return math.Inf(1), nil
-	case "-Inf":
-		return math.Inf(-1), nil
-	case "NaN":
-		return math.NaN(), nil
-	}
-	return strconv.ParseFloat(v, 64)
+	return out, nil
 }
 
 // scrape fetches and parses one /metrics page.
@@ -154,6 +92,8 @@ func scrape(ctx context.Context, hc *http.Client, url string) (Samples, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Ask for the text format: expfmt parses nothing else here.
+	req.Header.Set("Accept", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("scraping %s: %w", url, err)

@@ -17,6 +17,46 @@ go_memstats_heap_inuse_bytes 1.2345e+07
 odd_label{path="a \"quoted\" \\ value\nnext",empty=""} +Inf
 `
 
+// gcPage is a summary and a histogram as client_golang writes them: Memory
+// reads go_gc_duration_seconds_count, which exists only as a line of the
+// summary.
+const gcPage = `# HELP go_gc_duration_seconds A summary of the wall-time pause (stop-the-world) duration in garbage collection cycles.
+# TYPE go_gc_duration_seconds summary
+go_gc_duration_seconds{quantile="0"} 1.5e-05
+go_gc_duration_seconds{quantile="1"} 0.002
+go_gc_duration_seconds_sum 0.0125
+go_gc_duration_seconds_count 17
+# TYPE steward_reconcile_duration_seconds histogram
+steward_reconcile_duration_seconds_bucket{controller="application",le="0.1"} 3
+steward_reconcile_duration_seconds_bucket{controller="application",le="1"} 5
+steward_reconcile_duration_seconds_bucket{controller="application",le="+Inf"} 6
+steward_reconcile_duration_seconds_sum{controller="application"} 4.5
+steward_reconcile_duration_seconds_count{controller="application"} 6
+`
+
+func TestParseText_FlattensSummariesAndHistograms(t *testing.T) {
+	ss, err := ParseText([]byte(gcPage))
+	if err != nil {
+		t.Fatalf("ParseText: %v", err)
+	}
+	if got := ss.Sum("go_gc_duration_seconds_count", nil); got != 17 {
+		t.Errorf("go_gc_duration_seconds_count = %v, want 17", got)
+	}
+	if got := ss.Sum("go_gc_duration_seconds", map[string]string{"quantile": "1"}); got != 0.002 {
+		t.Errorf("quantile 1 = %v, want 0.002", got)
+	}
+	app := map[string]string{"controller": "application"}
+	if got := ss.Sum("steward_reconcile_duration_seconds_count", app); got != 6 {
+		t.Errorf("histogram count = %v, want 6", got)
+	}
+	if got := ss.Sum("steward_reconcile_duration_seconds_bucket", map[string]string{"le": "1"}); got != 5 {
+		t.Errorf("bucket le=1 = %v, want 5", got)
+	}
+	if got := ss.Sum("steward_reconcile_duration_seconds_bucket", map[string]string{"le": "+Inf"}); got != 6 {
+		t.Errorf("bucket le=+Inf = %v, want 6", got)
+	}
+}
+
 func TestParseText_ReadsSamplesLabelsAndSpecialValues(t *testing.T) {
 	ss, err := ParseText([]byte(metricsPage))
 	if err != nil {
@@ -53,6 +93,7 @@ func TestParseText_RejectsMalformedLines(t *testing.T) {
 		"x{a=1} 3\n",
 		"x 1 2 3\n",
 		"x notanumber\n",
+		"# TYPE x counter\nx -\n",
 	} {
 		if _, err := ParseText([]byte(page)); err == nil {
 			t.Errorf("ParseText(%q) succeeded, want an error", page)

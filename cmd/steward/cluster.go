@@ -116,7 +116,8 @@ func newClusterDetachCommand(kube *cli.Kube) *cobra.Command {
 		Long: `Deletes the cluster's Secret on the hub. Refused while any Application still
 has resources recorded on the cluster, unless --force, which leaves those
 resources behind on the cluster. Nothing on the cluster itself is touched.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeClusterNames(kube),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, hub, ns, err := clusterHub(kube)
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/steward-oam/steward/internal/cli"
 	"github.com/steward-oam/steward/internal/controller"
+	"github.com/steward-oam/steward/internal/version"
 )
 
 // newControllerCommand runs the controller manager against the cluster
@@ -24,6 +25,8 @@ func newControllerCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			setupLogging(&zapOpts)
+			v := version.Get()
+			ctrl.Log.WithName("setup").Info("Starting Steward", "version", v.Version, "commit", v.Commit, "goVersion", v.GoVersion)
 			cfg, err := kube.Config()
 			if err != nil {
 				return err

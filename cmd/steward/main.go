@@ -13,7 +13,7 @@ import (
 
 func main() {
 	if err := newRootCommand().Execute(); err != nil {
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }
 
@@ -24,7 +24,9 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(newControllerCommand(), newUpCommand(), newRenderCommand(), newClusterCommand())
+	root.AddCommand(newControllerCommand(), newDevCommand(), newUpCommand(), newRenderCommand(), newClusterCommand())
+	root.AddCommand(newVersionCommand(), newLsCommand(), newStatusCommand(), newTreeCommand(),
+		newDiffCommand(), newHistoryCommand(), newRollbackCommand())
 	return root
 }
 

@@ -1,32 +1,55 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/definition"
 	"github.com/steward-oam/steward/internal/render"
 )
 
 // RenderOptions are the inputs of `steward render`.
 type RenderOptions struct {
-	// DefinitionPaths are definition files or directories.
+	// DefinitionPaths are definition files or directories (offline).
 	DefinitionPaths []string
 	// AppFile is the Application manifest.
 	AppFile string
 	// ClusterVersion is the Kubernetes version definitions see as
-	// context.clusterVersion, like "v1.30"; empty means unknown.
+	// context.clusterVersion, like "v1.30"; empty means unknown offline
+	// and the hub's version when connected.
 	ClusterVersion string
+	// Clusters are the clusters an offline render assumes registered, as
+	// NAME or NAME=KEY=VALUE,... (see ParseClusters); local always is.
+	Clusters []string
+	// Namespace is where an Application that names none goes when
+	// connected ("default" offline).
+	Namespace string
+	// DefinitionNamespace is the system definition namespace searched
+	// after the Application's when connected (default vela-system).
+	DefinitionNamespace string
+	// ClusterNamespace holds the cluster Secrets (default vela-system).
+	ClusterNamespace string
 	// Out receives the rendered objects.
 	Out io.Writer
 }
 
-// Render renders an Application offline through the same code path as the
-// controller and writes the objects as YAML documents: per component its
-// workload, then its auxiliary objects in render order.
+// Render renders an Application offline, with definitions from files,
+// through the same code path as the controller: override policies shape
+// the components and topology policies place them on the clusters of
+// o.Clusters (local when none is given). It writes the objects as YAML
+// documents: per placement, per component its workload, then its
+// auxiliary objects in render order; each marked with its cluster when any
+// goes elsewhere than the hub.
 func Render(o RenderOptions) error {
 	if len(o.DefinitionPaths) == 0 {
 		return fmt.Errorf("no definitions given: pass -d with a definitions file or directory")
@@ -38,6 +61,10 @@ func Render(o RenderOptions) error {
 	if err != nil {
 		return err
 	}
+	clusters, err := ParseClusters(o.Clusters)
+	if err != nil {
+		return err
+	}
 	defs, err := LoadDefinitions(o.DefinitionPaths...)
 	if err != nil {
 		return err
@@ -46,11 +73,140 @@ func Render(o RenderOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := render.NewRenderer().Render(app, defs, render.AppContext{ClusterVersion: cv})
-	if err != nil {
-		return fmt.Errorf("render application %s/%s: %w", app.Namespace, app.Name, err)
+	objs, err := renderPlaced(app, placeInput{
+		clusters:    clusters,
+		definitions: func(*v1beta1.Application) (render.Definitions, error) { return defs, nil },
+		context:     render.AppContext{ClusterVersion: cv},
+	})
+	if err != nil && usesTopology(app) {
+		return fmt.Errorf("%w (offline, the registered clusters are local and those of --assume-cluster)", err)
 	}
-	return WriteObjects(o.Out, Objects(res))
+	if err != nil {
+		return err
+	}
+	if usesTopology(app) {
+		if _, err := fmt.Fprintf(o.Out, "# clusters assumed registered (--assume-cluster): %s\n", describeClusters(clusters)); err != nil {
+			return err
+		}
+	}
+	return WritePlaced(o.Out, objs)
+}
+
+// RenderLive renders an Application the way the controller on the hub
+// would: with the definitions it resolves (the Application's namespace,
+// then the system namespace), the clusters registered on the hub, the
+// generation the file would get and the hub's version.
+func RenderLive(ctx context.Context, cfg *rest.Config, hub client.Client, o RenderOptions) error {
+	if o.AppFile == "" {
+		return fmt.Errorf("no application given: pass -f with an Application file")
+	}
+	if len(o.Clusters) > 0 {
+		return fmt.Errorf("--assume-cluster is for offline rendering (with -d): connected, the clusters registered on the hub are used")
+	}
+	app, err := loadApplicationIn(o.AppFile, appNamespace(o.Namespace))
+	if err != nil {
+		return err
+	}
+	clients, err := newClusterClients(cfg, hub, o.ClusterNamespace)
+	if err != nil {
+		return err
+	}
+	live, err := liveApplication(ctx, hub, app)
+	if err != nil {
+		return fmt.Errorf("%w (without -d, render reads definitions and clusters from the cluster; pass -d DEFINITIONS to render offline)", err)
+	}
+	gen, err := nextGeneration(live, app)
+	if err != nil {
+		return err
+	}
+	cv, err := ParseClusterVersion(o.ClusterVersion)
+	if err != nil {
+		return err
+	}
+	if cv == (render.ClusterVersion{}) {
+		cv = serverVersion(cfg)
+	}
+	objs, err := renderConnected(ctx, clients, app, appContext(app, gen, cv), o.DefinitionNamespace)
+	if err != nil {
+		return err
+	}
+	return WritePlaced(o.Out, objs)
+}
+
+// renderConnected renders app with the hub's definitions and clusters.
+func renderConnected(ctx context.Context, clients *clusterClients, app *v1beta1.Application, actx render.AppContext, definitionNamespace string) ([]PlacedObject, error) {
+	if definitionNamespace == "" {
+		definitionNamespace = cluster.DefaultNamespace
+	}
+	clusters, err := clients.registered(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	return renderPlaced(app, placeInput{
+		clusters: clusters,
+		definitions: func(shaped *v1beta1.Application) (render.Definitions, error) {
+			return definition.Resolve(ctx, clients.hub, shaped, definitionNamespace)
+		},
+		context:    actx,
+		namespaced: namespacedBy(ctx, clients),
+	})
+}
+
+// liveApplication reads the Application of the same name from the hub;
+// nil when there is none yet.
+func liveApplication(ctx context.Context, hub client.Reader, app *v1beta1.Application) (*v1beta1.Application, error) {
+	live := &v1beta1.Application{}
+	err := hub.Get(ctx, client.ObjectKeyFromObject(app), live)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading application %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	return live, nil
+}
+
+// WritePlaced writes objects as `---`-separated YAML documents, each
+// preceded by a `# cluster: NAME` comment when any object goes to a
+// cluster other than the hub.
+func WritePlaced(w io.Writer, objs []PlacedObject) error {
+	marked := false
+	for _, o := range objs {
+		marked = marked || o.Cluster != ""
+	}
+	for i, o := range objs {
+		if i > 0 {
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
+		if marked {
+			if _, err := fmt.Fprintf(w, "# cluster: %s\n", displayCluster(o.Cluster)); err != nil {
+				return err
+			}
+		}
+		if err := WriteObjects(w, []*unstructured.Unstructured{o.Object}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// describeClusters lists clusters for the offline header:
+// "local, eu-1 {env=prod}".
+func describeClusters(clusters []cluster.Cluster) string {
+	parts := []string{cluster.Local}
+	for _, c := range clusters {
+		if cluster.IsLocal(c.Name) {
+			continue
+		}
+		s := c.Name
+		if len(c.Labels) > 0 {
+			s += " {" + formatLabels(c.Labels) + "}"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Objects flattens a render result in output order.
@@ -106,4 +262,12 @@ func ParseClusterVersion(s string) (render.ClusterVersion, error) {
 		git = "v" + git
 	}
 	return render.ClusterVersion{Major: parts[0], Minor: parts[1], GitVersion: git}, nil
+}
+
+// appNamespace is where an Application file that names no namespace goes.
+func appNamespace(ns string) string {
+	if ns == "" {
+		return "default"
+	}
+	return ns
 }

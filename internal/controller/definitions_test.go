@@ -9,7 +9,7 @@ import (
 )
 
 // installTestDefinitions installs testdata/definitions.yaml into ns, the
-// same way `steward up` installs the built-in ones.
+// same way `steward dev` installs the built-in ones.
 func installTestDefinitions(t *testing.T, ns string) {
 	t.Helper()
 	if _, err := localcp.ApplyDefinitions(context.Background(), testClient, filepath.Join("testdata", "definitions"), ns); err != nil {

@@ -17,9 +17,6 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,15 +26,22 @@ import (
 // Application may use.
 const DefaultDefinitionNamespace = "vela-system"
 
-// ApplyDefinitions creates, or updates when they exist, the objects in the
-// .yaml, .yml and .json files directly in dir (multi-document YAML is fine),
-// typically ComponentDefinitions, TraitDefinitions and PolicyDefinitions.
-// Namespaced objects that name no namespace go to namespace, which is
-// created first, as is any other namespace the objects name. A missing
-// dir applies nothing. Every file is parsed before anything is applied, so a
-// typo changes nothing. It returns the number of objects applied.
+// FieldOwner is the server-side apply field manager of everything the plane
+// installs (CRDs, definitions, their namespaces, the node), so re-applying
+// takes back fields only from itself and `kubectl get --show-managed-fields`
+// says who wrote them.
+const FieldOwner = "steward-dev"
+
+// ApplyDefinitions server-side applies the objects in the .yaml, .yml and
+// .json files directly in dir (multi-document YAML is fine), typically
+// ComponentDefinitions, TraitDefinitions and PolicyDefinitions, as
+// FieldOwner, forcing ownership of the fields it sets. Namespaced objects
+// that name no namespace go to namespace, which is applied first, as is any
+// other namespace the objects name. A missing dir applies nothing. Every file
+// is parsed before anything is applied, so a typo changes nothing. It returns
+// the number of objects applied.
 //
-// Tests use it to install the same definitions as `steward up`.
+// Tests use it to install the same definitions as `steward dev`.
 func ApplyDefinitions(ctx context.Context, c client.Client, dir, namespace string) (int, error) {
 	objs, err := readObjects(dir)
 	if err != nil {
@@ -60,38 +64,33 @@ func ApplyDefinitions(ctx context.Context, c client.Client, dir, namespace strin
 		}
 	}
 	for _, ns := range namespaces {
-		err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return 0, fmt.Errorf("creating namespace %s: %w", ns, err)
+		if err := apply(ctx, c, namespaceObject(ns)); err != nil {
+			return 0, err
 		}
 	}
 	for i, obj := range objs {
-		if err := createOrUpdate(ctx, c, obj); err != nil {
+		if err := apply(ctx, c, obj); err != nil {
 			return i, err
 		}
 	}
 	return len(objs), nil
 }
 
-func createOrUpdate(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error {
-	err := c.Create(ctx, obj.DeepCopy())
-	if err == nil {
-		return nil
-	}
-	if !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating %s %s: %w", obj.GetKind(), client.ObjectKeyFromObject(obj), err)
-	}
-	existing := &unstructured.Unstructured{}
-	existing.SetGroupVersionKind(obj.GroupVersionKind())
-	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
-		return fmt.Errorf("getting %s %s: %w", obj.GetKind(), client.ObjectKeyFromObject(obj), err)
-	}
-	update := obj.DeepCopy()
-	update.SetResourceVersion(existing.GetResourceVersion())
-	if err := c.Update(ctx, update); err != nil {
-		return fmt.Errorf("updating %s %s: %w", obj.GetKind(), client.ObjectKeyFromObject(obj), err)
+// apply server-side applies obj as FieldOwner.
+func apply(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error {
+	err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj.DeepCopy()), client.FieldOwner(FieldOwner), client.ForceOwnership)
+	if err != nil {
+		return fmt.Errorf("applying %s %s: %w", obj.GetKind(), client.ObjectKeyFromObject(obj), err)
 	}
 	return nil
+}
+
+func namespaceObject(name string) *unstructured.Unstructured {
+	ns := &unstructured.Unstructured{}
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	ns.SetName(name)
+	return ns
 }
 
 // readObjects decodes every object of the manifest files in dir, in file

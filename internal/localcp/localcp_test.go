@@ -8,13 +8,16 @@ package localcp
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/clientcmd"
@@ -44,19 +47,23 @@ spec:
 ---
 `
 
-func TestStart_ServesCRDsAndDefinitionsUntilStopped(t *testing.T) {
+func TestStart_ServesCRDsDefinitionsAndAReadyNodeUntilStopped(t *testing.T) {
 	ctx := context.Background()
+	binDir := testBinDir(t)
 	dir := t.TempDir()
 	defsDir := filepath.Join(dir, "definitions")
 	writeFile(t, filepath.Join(defsDir, "core.yaml"), definitionsYAML)
 	writeFile(t, filepath.Join(defsDir, "README.md"), "not a manifest")
 	kubeconfig := filepath.Join(dir, "kube", "config")
 
+	var progress strings.Builder
+	before := ownControlPlaneProcesses(t) // another test's plane may be running
 	cp, err := Start(ctx, Options{
-		BinDir:         testBinDir(t),
+		BinDir:         binDir,
 		CRDDir:         filepath.Join("..", "..", "config", "crd"),
 		DefinitionsDir: defsDir,
 		KubeconfigPath: kubeconfig,
+		Progress:       &progress,
 	})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -65,9 +72,20 @@ func TestStart_ServesCRDsAndDefinitionsUntilStopped(t *testing.T) {
 	if cp.Definitions != 2 {
 		t.Errorf("Definitions = %d, want 2", cp.Definitions)
 	}
-	children := ownControlPlaneProcesses(t)
-	if runtime.GOOS == "linux" && len(children) != 2 {
-		t.Errorf("control plane processes = %v, want etcd and kube-apiserver", children)
+	// The user is told what the plane is doing, in order.
+	wantSteps := []string{"etcd up", "API server up", "CRDs installed", "kube-controller-manager up",
+		"kube-scheduler up", "kwok up", "node " + NodeName + " Ready", "2 definitions installed in vela-system"}
+	if got := progress.String(); !inOrder(got, wantSteps) {
+		t.Errorf("progress = %q, want the steps %q in order", got, wantSteps)
+	}
+	var children []int
+	for _, pid := range ownControlPlaneProcesses(t) {
+		if !slices.Contains(before, pid) {
+			children = append(children, pid)
+		}
+	}
+	if runtime.GOOS == "linux" && len(children) != 5 {
+		t.Errorf("control plane processes = %v, want etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok", children)
 	}
 
 	// The kubeconfig works on its own, as kubectl would use it.
@@ -92,18 +110,40 @@ func TestStart_ServesCRDsAndDefinitionsUntilStopped(t *testing.T) {
 		}
 	}
 
-	// Applying again updates in place; a missing dir applies nothing.
+	// The kwok node is Ready and schedulable.
+	node := &corev1.Node{}
+	if err := c.Get(ctx, client.ObjectKey{Name: NodeName}, node); err != nil {
+		t.Fatalf("getting node: %v", err)
+	}
+	if why := nodeNotSchedulable(node); why != "" {
+		t.Errorf("node %s: %s; conditions %+v", NodeName, why, node.Status.Conditions)
+	}
+
+	// Applying an edited file changes the definition in place, written by
+	// our field manager; a missing dir applies nothing.
+	writeFile(t, filepath.Join(defsDir, "core.yaml"), strings.Replace(definitionsYAML, `template: "patch: {}"`, `template: "patch: {metadata: {}}"`, 1))
 	if n, err := ApplyDefinitions(ctx, c, defsDir, DefaultDefinitionNamespace); err != nil || n != 2 {
 		t.Errorf("re-apply = %d, %v; want 2, nil", n, err)
+	}
+	trait, err := getDefinition(ctx, c, "TraitDefinition")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tmpl, _, _ := unstructured.NestedString(trait.Object, "spec", "schematic", "cue", "template"); tmpl != "patch: {metadata: {}}" {
+		t.Errorf("template after re-apply = %q", tmpl)
+	}
+	if managers := fieldManagers(trait); len(managers) != 1 || managers[0] != FieldOwner {
+		t.Errorf("field managers = %v, want only %s (server-side apply)", managers, FieldOwner)
 	}
 	if n, err := ApplyDefinitions(ctx, c, filepath.Join(dir, "missing"), DefaultDefinitionNamespace); err != nil || n != 0 {
 		t.Errorf("apply missing dir = %d, %v; want 0, nil", n, err)
 	}
-	// The definitions `steward up` bundles are valid against the CRDs.
+	// The definitions `steward dev` bundles are valid against the CRDs.
 	if _, err := ApplyDefinitions(ctx, c, filepath.Join("..", "..", "config", "definitions"), DefaultDefinitionNamespace); err != nil {
 		t.Errorf("applying config/definitions: %v", err)
 	}
 
+	logDir := cp.LogDir
 	if err := cp.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
@@ -115,8 +155,10 @@ func TestStart_ServesCRDsAndDefinitionsUntilStopped(t *testing.T) {
 			t.Errorf("process %d still running after Stop", pid)
 		}
 	}
-	if _, err := os.Stat(kubeconfig); !os.IsNotExist(err) {
-		t.Errorf("kubeconfig left after Stop: %v", err)
+	for _, path := range []string{kubeconfig, logDir} {
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Errorf("%s left after Stop: %v", path, err)
+		}
 	}
 }
 
@@ -186,21 +228,46 @@ func getDefinition(ctx context.Context, c client.Client, kind string) (*unstruct
 }
 
 // testBinDir is where `make test` puts the binaries (KUBEBUILDER_ASSETS),
-// falling back to the repository's bin/k8s for a bare `go test`.
+// falling back to the repository's bin/k8s for a bare `go test`. It skips
+// the test when one of the plane's binaries is missing.
 func testBinDir(t *testing.T) string {
 	t.Helper()
-	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
-		return dir
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		var err error
+		if dir, err = filepath.Abs(filepath.Join("..", "..", "bin", "k8s")); err != nil {
+			t.Fatal(err)
+		}
 	}
-	dir, err := filepath.Abs(filepath.Join("..", "..", "bin", "k8s"))
-	if err != nil {
-		t.Fatal(err)
+	if err := checkBinaries(dir); err != nil {
+		t.Skipf("skipping: the local control plane needs its binaries: %v", err)
 	}
 	return dir
 }
 
-// ownControlPlaneProcesses lists the etcd and kube-apiserver processes this
-// test process started, from /proc (Linux only; nil elsewhere).
+// inOrder reports whether s contains each of subs, each after the previous.
+func inOrder(s string, subs []string) bool {
+	for _, sub := range subs {
+		i := strings.Index(s, sub)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(sub):]
+	}
+	return true
+}
+
+func fieldManagers(obj *unstructured.Unstructured) []string {
+	var managers []string
+	for _, f := range obj.GetManagedFields() {
+		managers = append(managers, f.Manager)
+	}
+	return managers
+}
+
+// ownControlPlaneProcesses lists the plane's processes this test process
+// started, from /proc (Linux only; nil elsewhere). comm is cut at 15
+// characters: kube-controller-manager shows as kube-controller.
 func ownControlPlaneProcesses(t *testing.T) []int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
@@ -227,7 +294,7 @@ func ownControlPlaneProcesses(t *testing.T) []int {
 		if len(rest) < 2 || rest[1] != strconv.Itoa(os.Getpid()) {
 			continue
 		}
-		if comm == "etcd" || comm == "kube-apiserver" {
+		if slices.Contains([]string{etcdBin, kubeAPIServerBin, "kube-controller", kubeSchedulerBin, kwokBin}, comm) {
 			pids = append(pids, pid)
 		}
 	}
@@ -241,5 +308,31 @@ func writeFile(t *testing.T, path, content string) {
 	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestFreeLoopbackAddr_SkipsABusyPreferredPort(t *testing.T) {
+	busy, err := FreeLoopbackAddr(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", busy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, port, _ := net.SplitHostPort(busy)
+	preferred, _ := strconv.Atoi(port)
+
+	got, err := FreeLoopbackAddr(preferred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, gotPort, _ := net.SplitHostPort(got)
+	if n, _ := strconv.Atoi(gotPort); n <= preferred || n >= preferred+100 || !strings.HasPrefix(got, "127.0.0.1:") {
+		t.Errorf("FreeLoopbackAddr(%d) with %s busy = %s, want a later loopback port", preferred, busy, got)
+	}
+	if n := preferred; n < firstPort || n > lastPort {
+		t.Errorf("random port %d outside %d-%d, below the ephemeral range", n, firstPort, lastPort)
 	}
 }

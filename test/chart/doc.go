@@ -3,7 +3,9 @@
 // copies of CRDs, RBAC rules and definitions match config/, that the
 // Deployment's flags are flags the controller accepts, and that a real
 // kube-apiserver (envtest, KUBEBUILDER_ASSETS) accepts every rendered object
-// in a server-side dry run.
+// in a server-side dry run, that values.schema.json rejects bad values and
+// describes every value of values.yaml, and that the optional
+// ServiceMonitor and PodDisruptionBudget select what they should.
 //
 // Without bin/helm or KUBEBUILDER_ASSETS the tests skip, except in CI (CI
 // set), where they fail: a chart nobody renders is a chart that breaks

@@ -1,0 +1,221 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// AppVersion is one version of an Application, as its versioned
+// ResourceTracker records it.
+type AppVersion struct {
+	// Revision names the version as status.latestRevision does:
+	// "<app>-v<generation>", or "<app>-<publishVersion>".
+	Revision string `json:"revision"`
+	// PublishVersion is the app.oam.dev/publishVersion the version was
+	// published as; empty for a version named by generation.
+	PublishVersion string `json:"publishVersion,omitempty"`
+	// Generation is the Application generation the version was last
+	// recorded (or rolled back) at.
+	Generation int64 `json:"generation"`
+	// Tracker is the versioned ResourceTracker's name.
+	Tracker string `json:"tracker"`
+	// Created is when the version was first recorded.
+	Created metav1.Time `json:"created"`
+	// Current is true for the version the controller keeps.
+	Current bool `json:"current"`
+	// Objects counts the objects the version rendered; Deleting those of
+	// them garbage collection is deleting now.
+	Objects  int `json:"objects"`
+	Deleting int `json:"deleting,omitempty"`
+	// Clusters are the clusters its objects go to ("local" is the hub).
+	Clusters []string `json:"clusters"`
+}
+
+// HistoryOptions are the inputs of `steward history`.
+type HistoryOptions struct {
+	Name      string
+	Namespace string
+	// Output is table (default), wide, yaml or json.
+	Output string
+	Out    io.Writer
+}
+
+// History prints the versions of an Application, oldest first.
+func History(ctx context.Context, hub client.Client, o HistoryOptions) error {
+	app, versions, err := Versions(ctx, hub, o.Namespace, o.Name)
+	if err != nil {
+		return err
+	}
+	if o.Output == OutputName {
+		return unknownFormat(o.Output, []string{OutputTable, OutputWide, OutputYAML, OutputJSON})
+	}
+	p, err := listPrinter(o.Output, false, nil)
+	if err != nil {
+		return err
+	}
+	switch o.Output {
+	case "", OutputTable, OutputWide:
+		if len(versions) == 0 {
+			_, err := fmt.Fprintf(o.Out, "Application %s/%s has no recorded version yet.\n", app.Namespace, app.Name)
+			return err
+		}
+		return p.PrintObj(historyTable(versions, time.Now()), o.Out)
+	}
+	return p.PrintObj(historyList(versions), o.Out)
+}
+
+// Versions reads the versions of Application namespace/name from its
+// versioned trackers, oldest first. Current is the tracker the controller
+// keeps: the one of the version the Application asks for (its
+// publishVersion, else its generation) when it exists, else the newest
+// one; trackers left by an earlier Application of the same name are not
+// its history.
+func Versions(ctx context.Context, hub client.Reader, namespace, name string) (*v1beta1.Application, []AppVersion, error) {
+	app := &v1beta1.Application{}
+	if err := hub.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, app); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil, fmt.Errorf("application %s/%s not found", namespace, name)
+		}
+		return nil, nil, fmt.Errorf("reading application %s/%s: %w", namespace, name, err)
+	}
+	var list v1beta1.ResourceTrackerList
+	if err := hub.List(ctx, &list, client.MatchingLabels{
+		v1beta1.LabelAppName:      app.Name,
+		v1beta1.LabelAppNamespace: app.Namespace,
+		v1beta1.LabelTrackerType:  string(v1beta1.ResourceTrackerTypeVersioned),
+	}); err != nil {
+		return nil, nil, fmt.Errorf("listing resource trackers of %s/%s: %w", namespace, name, err)
+	}
+	want := tracker.Name(app.Name, app.Namespace, tracker.VersionOf(app))
+	var out []AppVersion
+	current := -1
+	for i := range list.Items {
+		rt := &list.Items[i]
+		if rt.Spec.Type != v1beta1.ResourceTrackerTypeVersioned || rt.Labels[v1beta1.LabelAppUID] != string(app.UID) {
+			continue
+		}
+		v, err := versionOf(app.Name, rt)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, v)
+	}
+	slices.SortStableFunc(out, func(a, b AppVersion) int {
+		if c := cmp.Compare(a.Generation, b.Generation); c != 0 {
+			return c
+		}
+		return a.Created.Compare(b.Created.Time)
+	})
+	for i, v := range out {
+		if v.Tracker == want || current < 0 || out[current].Tracker != want {
+			current = i
+		}
+	}
+	if current >= 0 {
+		out[current].Current = true
+	}
+	return app, out, nil
+}
+
+func versionOf(appName string, rt *v1beta1.ResourceTracker) (AppVersion, error) {
+	entries, err := tracker.Entries(rt)
+	if err != nil {
+		return AppVersion{}, fmt.Errorf("resource tracker %s: %w", rt.Name, err)
+	}
+	pv := rt.Annotations[v1beta1.AnnotationPublishVersion]
+	v := AppVersion{PublishVersion: pv, Generation: rt.Spec.ApplicationGeneration, Tracker: rt.Name, Created: rt.CreationTimestamp}
+	v.Revision = revisionName(appName, pv, rt.Spec.ApplicationGeneration)
+	for _, e := range entries {
+		if e.Data == nil {
+			continue
+		}
+		v.Objects++
+		if e.Deleted {
+			v.Deleting++
+		}
+		if c := displayCluster(e.Cluster); !slices.Contains(v.Clusters, c) {
+			v.Clusters = append(v.Clusters, c)
+		}
+	}
+	slices.Sort(v.Clusters)
+	return v, nil
+}
+
+var historyColumns = []metav1.TableColumnDefinition{
+	{Name: "Revision", Type: "string", Description: "The version's name, as status.latestRevision names it."},
+	{Name: "Publish-Version", Type: "string", Description: "The app.oam.dev/publishVersion it was published as."},
+	{Name: "Generation", Type: "integer", Description: "The Application generation it was last recorded at."},
+	{Name: "Objects", Type: "integer", Description: "Objects the version rendered."},
+	{Name: "Current", Type: "string", Description: "Whether the controller keeps this version."},
+	{Name: "Created", Type: "string", Description: "Time since the version was first recorded."},
+	{Name: "Clusters", Type: "string", Priority: 1, Description: "Clusters the version's objects go to."},
+	{Name: "Tracker", Type: "string", Priority: 1, Description: "The versioned ResourceTracker."},
+}
+
+func historyTable(versions []AppVersion, now time.Time) *metav1.Table {
+	t := &metav1.Table{ColumnDefinitions: historyColumns}
+	for _, v := range versions {
+		current := ""
+		if v.Current {
+			current = "yes"
+		}
+		objects := fmt.Sprint(v.Objects)
+		if v.Deleting > 0 {
+			objects = fmt.Sprintf("%d (%d deleting)", v.Objects, v.Deleting)
+		}
+		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{
+			v.Revision, publishVersionOrNone(v.PublishVersion), v.Generation, objects, current,
+			ageSince(v.Created.Time, now), strings.Join(v.Clusters, ","), v.Tracker,
+		}})
+	}
+	return t
+}
+
+// historyList is the yaml and json form: a v1 List of versions.
+func historyList(versions []AppVersion) runtime.Object {
+	items := make([]any, 0, len(versions))
+	for _, v := range versions {
+		clusters := make([]any, len(v.Clusters))
+		for i, c := range v.Clusters {
+			clusters[i] = c
+		}
+		item := map[string]any{
+			"revision":   v.Revision,
+			"generation": v.Generation,
+			"tracker":    v.Tracker,
+			"created":    v.Created.UTC().Format(time.RFC3339),
+			"current":    v.Current,
+			"objects":    int64(v.Objects),
+			"clusters":   clusters,
+		}
+		if v.PublishVersion != "" {
+			item["publishVersion"] = v.PublishVersion
+		}
+		if v.Deleting > 0 {
+			item["deleting"] = int64(v.Deleting)
+		}
+		items = append(items, item)
+	}
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "List", "items": items}}
+}
+
+func publishVersionOrNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
