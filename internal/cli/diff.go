@@ -14,6 +14,7 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apply"
+	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -202,7 +203,7 @@ func desiredObjects(ctx context.Context, cfg *rest.Config, clients *clusterClien
 		for _, v := range st.versioned {
 			newest = max(newest, v.Spec.ApplicationGeneration)
 		}
-		fresh = rt.Spec.ApplicationGeneration < newest || rt.Annotations[annotationDispatchPending] != ""
+		fresh = rt.Spec.ApplicationGeneration < newest || rt.Annotations[tracker.AnnotationDispatchPending] != ""
 		entries, err := tracker.Entries(rt)
 		if err != nil {
 			return nil, false, err
@@ -237,7 +238,7 @@ func desiredObjects(ctx context.Context, cfg *rest.Config, clients *clusterClien
 // rendered for (the controller's app.oam.dev/placements record); always
 // true without a topology policy.
 func samePlacements(ctx context.Context, clients *clusterClients, app *v1beta1.Application, rt *v1beta1.ResourceTracker) (bool, error) {
-	if !usesTopology(app) {
+	if !delivery.UsesTopology(app) {
 		return true, nil
 	}
 	clusters, err := clients.registered(ctx, app)
@@ -248,23 +249,8 @@ func samePlacements(ctx context.Context, clients *clusterClients, app *v1beta1.A
 	if err != nil {
 		return false, fmt.Errorf("application %s/%s: %w", app.Namespace, app.Name, err)
 	}
-	var items []string
-	for _, st := range steps {
-		for _, p := range st.Placements {
-			items = append(items, p.String())
-		}
-	}
-	slices.Sort(items)
-	return strings.Join(slices.Compact(items), ",") == rt.Annotations[annotationPlacements], nil
+	return delivery.PlacementsOf(steps) == rt.Annotations[tracker.AnnotationPlacements], nil
 }
-
-// annotationPlacements is the controller's record, on a versioned tracker,
-// of the placements it was rendered for.
-const annotationPlacements = "app.oam.dev/placements"
-
-// annotationDispatchPending is the controller's mark on a versioned
-// tracker whose dispatch has not finished: the next pass dispatches it.
-const annotationDispatchPending = "app.oam.dev/dispatch-pending"
 
 // recordedObjects are the manifests of entries still wanted.
 func recordedObjects(entries []v1beta1.ManagedResource) ([]PlacedObject, error) {

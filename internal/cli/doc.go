@@ -28,9 +28,8 @@
 // target clusters through a cluster.Manager as the controller does.
 //
 // render and diff preview a delivery with the controller's packages:
-// internal/placement resolves deploy steps and applies override policies,
-// internal/render renders each placement (render_placed.go mirrors the
-// loop of the controller's render phase, which the CLI may not import);
+// internal/placement resolves deploy steps and internal/delivery renders
+// each placement, the same code as the controller's render phase;
 // diff runs internal/apply through controller-runtime's dry-run client, so
 // the API server computes what a patch would leave and nothing is
 // written. rollback only sets app.oam.dev/publishVersion: the controller

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
@@ -100,9 +101,11 @@ func Versions(ctx context.Context, hub client.Reader, namespace, name string) (*
 	}); err != nil {
 		return nil, nil, fmt.Errorf("listing resource trackers of %s/%s: %w", namespace, name, err)
 	}
-	want := tracker.Name(app.Name, app.Namespace, tracker.VersionOf(app))
+	currentName := ""
+	if i := tracker.Current(list.Items, app); i >= 0 {
+		currentName = list.Items[i].Name
+	}
 	var out []AppVersion
-	current := -1
 	for i := range list.Items {
 		rt := &list.Items[i]
 		if rt.Spec.Type != v1beta1.ResourceTrackerTypeVersioned || rt.Labels[v1beta1.LabelAppUID] != string(app.UID) {
@@ -112,6 +115,7 @@ func Versions(ctx context.Context, hub client.Reader, namespace, name string) (*
 		if err != nil {
 			return nil, nil, err
 		}
+		v.Current = rt.Name == currentName
 		out = append(out, v)
 	}
 	slices.SortStableFunc(out, func(a, b AppVersion) int {
@@ -120,14 +124,6 @@ func Versions(ctx context.Context, hub client.Reader, namespace, name string) (*
 		}
 		return a.Created.Compare(b.Created.Time)
 	})
-	for i, v := range out {
-		if v.Tracker == want || current < 0 || out[current].Tracker != want {
-			current = i
-		}
-	}
-	if current >= 0 {
-		out[current].Current = true
-	}
 	return app, out, nil
 }
 
@@ -138,7 +134,7 @@ func versionOf(appName string, rt *v1beta1.ResourceTracker) (AppVersion, error) 
 	}
 	pv := rt.Annotations[v1beta1.AnnotationPublishVersion]
 	v := AppVersion{PublishVersion: pv, Generation: rt.Spec.ApplicationGeneration, Tracker: rt.Name, Created: rt.CreationTimestamp}
-	v.Revision = revisionName(appName, pv, rt.Spec.ApplicationGeneration)
+	v.Revision = delivery.RevisionNameOf(appName, pv, rt.Spec.ApplicationGeneration)
 	for _, e := range entries {
 		if e.Data == nil {
 			continue

@@ -15,6 +15,7 @@ import (
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/definition"
+	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/render"
 )
 
@@ -78,13 +79,13 @@ func Render(o RenderOptions) error {
 		definitions: func(*v1beta1.Application) (render.Definitions, error) { return defs, nil },
 		context:     render.AppContext{ClusterVersion: cv},
 	})
-	if err != nil && usesTopology(app) {
+	if err != nil && delivery.UsesTopology(app) {
 		return fmt.Errorf("%w (offline, the registered clusters are local and those of --assume-cluster)", err)
 	}
 	if err != nil {
 		return err
 	}
-	if usesTopology(app) {
+	if delivery.UsesTopology(app) {
 		if _, err := fmt.Fprintf(o.Out, "# clusters assumed registered (--assume-cluster): %s\n", describeClusters(clusters)); err != nil {
 			return err
 		}

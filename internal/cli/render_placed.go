@@ -1,9 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -19,28 +19,14 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/render"
-	"github.com/steward-oam/steward/internal/tracker"
 )
 
 // PlacedObject is one object the controller would apply, and where: what
 // `steward render` prints and `steward diff` compares with the cluster.
-type PlacedObject struct {
-	// Cluster is the target cluster, "" for the hub (tracker spelling).
-	Cluster string
-	// Component and Trait say which part of the Application rendered it;
-	// Trait is empty for the component's own objects.
-	Component string
-	Trait     string
-	Object    *unstructured.Unstructured
-}
-
-// Key identifies the object in its cluster, as trackers key it.
-func (p PlacedObject) Key() tracker.Key {
-	gvk := p.Object.GroupVersionKind()
-	return tracker.Key{Cluster: p.Cluster, Group: gvk.Group, Kind: gvk.Kind, Namespace: p.Object.GetNamespace(), Name: p.Object.GetName()}
-}
+type PlacedObject = delivery.Object
 
 // placeInput is what rendering an Application as the controller does
 // needs besides the Application.
@@ -57,13 +43,10 @@ type placeInput struct {
 	namespaced func(cluster string, obj *unstructured.Unstructured) (bool, error)
 }
 
-// renderPlaced renders app the way the controller's render phase does:
-// placement.Resolve turns its workflow, topology and override policies
-// into deploy steps; each step's components get its overrides
-// (Step.Components); each placement renders them with the Application's
-// definitions, in the placement's namespace when the topology names one.
-// Objects keep the Application's ownership labels (its own namespace, not
-// the placement's) and lose the namespace of cluster-scoped kinds.
+// renderPlaced renders app the way the controller's render phase does,
+// through the same code: placement.Resolve turns its workflow, topology
+// and override policies into deploy steps, and delivery.Objects renders
+// every placement of them.
 func renderPlaced(app *v1beta1.Application, in placeInput) ([]PlacedObject, error) {
 	fail := func(err error) error {
 		return fmt.Errorf("render application %s/%s: %w", app.Namespace, app.Name, err)
@@ -72,107 +55,15 @@ func renderPlaced(app *v1beta1.Application, in placeInput) ([]PlacedObject, erro
 	if err != nil {
 		return nil, fail(err)
 	}
-	renderer := render.NewRenderer()
-	var out []PlacedObject
-	seen := map[tracker.Key]bool{}
-	for _, step := range steps {
-		comps, err := step.Components(app)
-		if err != nil {
-			return nil, fail(err)
-		}
-		for _, p := range step.Placements {
-			shaped := app.DeepCopy()
-			shaped.Spec.Components = comps
-			defs, err := in.definitions(shaped)
-			if err != nil {
-				return nil, err
-			}
-			if p.Namespace != "" {
-				shaped.Namespace = p.Namespace
-			}
-			res, err := renderer.Render(shaped, defs, in.context)
-			if err != nil {
-				if p.Cluster != "" {
-					err = fmt.Errorf("cluster %q: %w", p.Cluster, err)
-				}
-				return nil, fail(err)
-			}
-			objs, err := placedObjects(app, p, res, in.namespaced)
-			if err != nil {
-				return nil, fail(err)
-			}
-			for _, o := range objs {
-				if seen[o.Key()] {
-					return nil, fail(fmt.Errorf("%s is rendered twice; each object must come from one place", o.Key()))
-				}
-				seen[o.Key()] = true
-			}
-			out = append(out, objs...)
-		}
+	objs, err := delivery.Objects(app, steps, delivery.Input{
+		Definitions: in.definitions, Context: in.context, Namespaced: in.namespaced})
+	if errors.As(err, new(*delivery.DefinitionsError)) {
+		return nil, err
 	}
-	return out, nil
-}
-
-func placedObjects(app *v1beta1.Application, p placement.Placement, res *render.Result,
-	namespaced func(string, *unstructured.Unstructured) (bool, error)) ([]PlacedObject, error) {
-	var out []PlacedObject
-	add := func(component, trait string, obj *unstructured.Unstructured) error {
-		obj = obj.DeepCopy()
-		if namespaced != nil {
-			ok, err := namespaced(p.Cluster, obj)
-			if err != nil {
-				return fmt.Errorf("component %q: %w", component, err)
-			}
-			switch {
-			case !ok:
-				obj.SetNamespace("")
-			case obj.GetNamespace() == "":
-				obj.SetNamespace(app.Namespace)
-			}
-		}
-		labels := obj.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		labels[v1beta1.LabelAppName] = app.Name
-		labels[v1beta1.LabelAppNamespace] = app.Namespace
-		labels[v1beta1.LabelAppComponent] = component
-		obj.SetLabels(labels)
-		out = append(out, PlacedObject{Cluster: p.Cluster, Component: component, Trait: trait, Object: obj})
-		return nil
+	if err != nil {
+		return nil, fail(err)
 	}
-	for _, c := range res.Components {
-		if c.Workload != nil {
-			if err := add(c.Name, "", c.Workload); err != nil {
-				return nil, err
-			}
-		}
-		for _, a := range c.Auxiliaries {
-			if err := add(c.Name, a.Trait, a.Object); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return out, nil
-}
-
-// usesTopology reports whether the Application places components with a
-// topology policy, listed or inline in a deploy step (the controller's
-// test for when the cluster registry matters).
-func usesTopology(app *v1beta1.Application) bool {
-	for _, p := range app.Spec.Policies {
-		if p.Type == placement.TypeTopology {
-			return true
-		}
-	}
-	if app.Spec.Workflow != nil {
-		for _, st := range app.Spec.Workflow.Steps {
-			if st.Properties != nil && bytes.Contains(st.Properties.Raw, []byte(`"topology"`)) {
-				return true
-			}
-		}
-	}
-	return false
+	return objs, nil
 }
 
 // namespacedBy answers an object's scope as the controller does: a kind
@@ -262,16 +153,7 @@ func sameJSON(a, b any) (bool, error) {
 // controller builds it.
 func appContext(app *v1beta1.Application, gen int64, cv render.ClusterVersion) render.AppContext {
 	pv := app.Annotations[v1beta1.AnnotationPublishVersion]
-	return render.AppContext{AppRevision: revisionName(app.Name, pv, gen), AppRevisionNum: gen, PublishVersion: pv, ClusterVersion: cv}
-}
-
-// revisionName names a version as KubeVela does: "<app>-v<generation>",
-// or "<app>-<publishVersion>".
-func revisionName(app, publishVersion string, gen int64) string {
-	if publishVersion != "" {
-		return app + "-" + publishVersion
-	}
-	return fmt.Sprintf("%s-v%d", app, gen)
+	return render.AppContext{AppRevision: delivery.RevisionNameOf(app.Name, pv, gen), AppRevisionNum: gen, PublishVersion: pv, ClusterVersion: cv}
 }
 
 // serverVersion is the hub's version for context.clusterVersion, as the
@@ -349,7 +231,7 @@ func (c *clusterClients) get(ctx context.Context, name string) (client.Client, e
 // registered lists the registered clusters when app has a topology
 // policy; placement needs none otherwise.
 func (c *clusterClients) registered(ctx context.Context, app *v1beta1.Application) ([]cluster.Cluster, error) {
-	if !usesTopology(app) {
+	if !delivery.UsesTopology(app) {
 		return nil, nil
 	}
 	return c.m.Registry().List(ctx)

@@ -180,14 +180,13 @@ func readApp(ctx context.Context, hub client.Client, namespace, name string) (*a
 		return nil, err
 	}
 	rec := &appRecord{app: app, trackers: all}
-	want := tracker.Name(app.Name, app.Namespace, tracker.VersionOf(app))
+	current := tracker.Current(all, app)
 	for i := range all {
 		rt := &all[i]
 		switch {
 		case rt.Spec.Type == v1beta1.ResourceTrackerTypeRoot:
 			rec.root = rt
-		case rt.Spec.Type != v1beta1.ResourceTrackerTypeVersioned || rt.Labels[v1beta1.LabelAppUID] != string(app.UID):
-		case rec.current == nil || rec.current.Name != want:
+		case i == current:
 			rec.current = rt
 		}
 	}

@@ -10,90 +10,30 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/policy"
-	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
-// entriesOf turns a render result into tracker entries, components in
-// dependency order, each object carrying the ownership labels. Objects a
-// garbage-collect rule keeps for the Application's lifetime (onAppDelete,
-// never) go to the root tracker; never and read-only objects are marked
-// skipGC so that Steward never deletes them.
-func entriesOf(app *v1beta1.Application, placed []placedResult, rules *policy.Rules, namespaced scopeFunc) (versioned, root []v1beta1.ManagedResource, err error) {
+// entriesOf turns the objects a version delivers into tracker entries,
+// in delivery order. Objects a garbage-collect rule keeps for the
+// Application's lifetime (onAppDelete, never) go to the root tracker;
+// never and read-only objects are marked skipGC so that Steward never
+// deletes them.
+func entriesOf(app *v1beta1.Application, objs []delivery.Object, rules *policy.Rules) (versioned, root []v1beta1.ManagedResource, err error) {
 	types := componentTypes(app)
-	seen := map[tracker.Key]string{}
-	for _, pr := range placed {
-		v, rt, err := placedEntries(app, pr, rules, namespaced, types, seen)
+	for _, o := range objs {
+		e, err := tracker.Entry(o.Cluster, o.Component, o.Trait, o.Object)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("component %q: %w", o.Component, err)
 		}
-		versioned, root = append(versioned, v...), append(root, rt...)
-	}
-	return versioned, root, nil
-}
-
-// placedResult is the render of one placement.
-type placedResult struct {
-	cluster   string
-	namespace string
-	result    *render.Result
-}
-
-func placedEntries(app *v1beta1.Application, pr placedResult, rules *policy.Rules, namespaced scopeFunc,
-	types map[string]string, seen map[tracker.Key]string) (versioned, root []v1beta1.ManagedResource, err error) {
-	for _, comp := range orderByDependencies(pr.result.Components) {
-		objs := make([]*unstructured.Unstructured, 0, len(comp.Auxiliaries)+1)
-		traits := make([]string, 0, cap(objs))
-		if comp.Workload != nil {
-			objs = append(objs, comp.Workload)
-			traits = append(traits, "")
-		}
-		for _, aux := range comp.Auxiliaries {
-			objs = append(objs, aux.Object)
-			traits = append(traits, aux.Trait)
-		}
-		for i, obj := range objs {
-			obj = obj.DeepCopy()
-			isNamespaced, err := namespaced(pr.cluster, obj)
-			if err != nil {
-				return nil, nil, &scopeError{fmt.Errorf("%s: %w", describeSource(comp.Name, traits[i]), err)}
-			}
-			switch {
-			case !isNamespaced:
-				obj.SetNamespace("")
-			case obj.GetNamespace() == "":
-				obj.SetNamespace(pr.namespace)
-			}
-			labels := obj.GetLabels()
-			if labels == nil {
-				labels = map[string]string{}
-			}
-			labels[v1beta1.LabelAppName] = app.Name
-			labels[v1beta1.LabelAppNamespace] = app.Namespace
-			labels[v1beta1.LabelAppComponent] = comp.Name
-			obj.SetLabels(labels)
-			e, err := tracker.Entry(pr.cluster, comp.Name, traits[i], obj)
-			if err != nil {
-				return nil, nil, fmt.Errorf("component %q: %w", comp.Name, err)
-			}
-			key := tracker.KeyOf(e)
-			by := describeSource(comp.Name, traits[i])
-			if pr.cluster != "" {
-				by += fmt.Sprintf(" in cluster %q", pr.cluster)
-			}
-			if first, dup := seen[key]; dup {
-				return nil, nil, fmt.Errorf("%s renders %s, which %s renders too; each object must come from one place", by, key, first)
-			}
-			seen[key] = by
-			res := resourceOf(e, types)
-			strategy := rules.GCStrategy(res)
-			e.SkipGC = strategy == policy.Never || rules.ReadOnly(res)
-			if strategy == policy.OnAppUpdate {
-				versioned = append(versioned, e)
-			} else {
-				root = append(root, e)
-			}
+		res := resourceOf(e, types)
+		strategy := rules.GCStrategy(res)
+		e.SkipGC = strategy == policy.Never || rules.ReadOnly(res)
+		if strategy == policy.OnAppUpdate {
+			versioned = append(versioned, e)
+		} else {
+			root = append(root, e)
 		}
 	}
 	return versioned, root, nil
@@ -156,60 +96,11 @@ func (r *ApplicationReconciler) namespacedIn(ctx context.Context) scopeFunc {
 	}
 }
 
-// scopeError is a failure to learn a kind's scope: a kind not served yet,
-// or a cluster not reachable. Either may pass by itself, so the pass is
-// retried with back-off.
-type scopeError struct{ err error }
-
-func (e *scopeError) Error() string { return e.err.Error() }
-func (e *scopeError) Unwrap() error { return e.err }
-
 // builtinGroup reports API groups only Kubernetes itself serves: a
 // CustomResourceDefinition's group needs a dot, and *.k8s.io groups are
 // reserved.
 func builtinGroup(group string) bool {
 	return !strings.Contains(group, ".") || strings.HasSuffix(group, ".k8s.io")
-}
-
-// orderByDependencies returns components so that each comes after the
-// components it depends on; otherwise the declared order is kept. A cycle
-// keeps the declared order for the components in it.
-func orderByDependencies(comps []render.Component) []render.Component {
-	done := make(map[string]bool, len(comps))
-	byName := make(map[string]render.Component, len(comps))
-	for _, c := range comps {
-		byName[c.Name] = c
-	}
-	out := make([]render.Component, 0, len(comps))
-	visiting := map[string]bool{}
-	var visit func(c render.Component)
-	visit = func(c render.Component) {
-		if done[c.Name] || visiting[c.Name] {
-			return
-		}
-		visiting[c.Name] = true
-		for _, dep := range c.DependsOn {
-			if d, ok := byName[dep]; ok {
-				visit(d)
-			}
-		}
-		visiting[c.Name] = false
-		done[c.Name] = true
-		out = append(out, c)
-	}
-	for _, c := range comps {
-		visit(c)
-	}
-	return out
-}
-
-// revisionName is the name of the revision being rendered, as KubeVela
-// names it: "<app>-v<generation>", or "<app>-<publishVersion>".
-func revisionName(app *v1beta1.Application, gen int64) string {
-	if pv := app.Annotations[v1beta1.AnnotationPublishVersion]; pv != "" {
-		return app.Name + "-" + pv
-	}
-	return fmt.Sprintf("%s-v%d", app.Name, gen)
 }
 
 // describeSource names where an object comes from, for messages.

@@ -1,18 +1,17 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/definition"
+	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/render"
@@ -34,9 +33,7 @@ func (r *ApplicationReconciler) loadTrackers(ctx context.Context, s *scope) erro
 		s.setRetry(err)
 		return err
 	}
-	want := tracker.Name(s.app.Name, s.app.Namespace, tracker.VersionOf(s.app))
-	var versioned []v1beta1.ResourceTracker
-	current := -1
+	current := tracker.Current(all, s.app)
 	for i := range all {
 		rt := all[i]
 		switch rt.Spec.Type {
@@ -47,22 +44,16 @@ func (r *ApplicationReconciler) loadTrackers(ctx context.Context, s *scope) erro
 		case v1beta1.ResourceTrackerTypeVersioned:
 			if rt.Labels[v1beta1.LabelAppUID] == string(s.app.UID) {
 				s.newestGeneration = max(s.newestGeneration, rt.Spec.ApplicationGeneration)
-				if rt.Name == want || current < 0 || versioned[current].Name != want {
-					current = len(versioned)
-				}
 			}
-			versioned = append(versioned, rt)
+			if i == current {
+				s.current = &rt
+			} else {
+				s.older = append(s.older, rt)
+			}
 		}
 	}
 	if s.rules, s.rulesErr = policy.Parse(s.app); s.rulesErr != nil {
 		s.rules = &policy.Rules{}
-	}
-	for i := range versioned {
-		if i == current {
-			s.current = &versioned[i]
-			continue
-		}
-		s.older = append(s.older, versioned[i])
 	}
 	return nil
 }
@@ -131,7 +122,7 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 	s.current = rt
 	s.fresh = true
 	ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Recorded a new version", "resourceTracker", rt.Name, "generation", gen, "objects", len(versioned), "rootObjects", len(root))
-	if usesTopology(s.app) {
+	if delivery.UsesTopology(s.app) {
 		if err := r.Trackers.Annotate(ctx, rt, annotationPlacements, placed); err != nil {
 			s.setRetry(err)
 		}
@@ -204,7 +195,7 @@ func (r *ApplicationReconciler) rollBack(ctx context.Context, s *scope) error {
 // annotationDispatchPending marks a versioned tracker recorded (value
 // pendingNew) or rolled back to (pendingRollback) whose dispatch has not
 // finished yet. keepState removes it once it has applied the version.
-const annotationDispatchPending = "app.oam.dev/dispatch-pending"
+const annotationDispatchPending = tracker.AnnotationDispatchPending
 
 const (
 	pendingNew      = "new"
@@ -234,52 +225,39 @@ func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, 
 		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: err}
 		return nil, nil, "", err
 	}
-	var results []placedResult
-	for _, step := range steps {
-		comps, err := step.Components(s.app)
-		if err != nil {
-			s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: err}
-			return nil, nil, "", err
+	objs, err := delivery.Objects(s.app, steps, delivery.Input{
+		Renderer:    r.Renderer,
+		Definitions: func(app *v1beta1.Application) (render.Definitions, error) { return r.resolveDefinitions(ctx, app) },
+		Context: render.AppContext{
+			AppRevision:    delivery.RevisionName(s.app, gen),
+			AppRevisionNum: gen,
+			PublishVersion: kind.PublishVersion,
+			ClusterVersion: r.ClusterVersion,
+		},
+		Namespaced: r.namespacedIn(ctx),
+	})
+	var policyErr *delivery.PolicyError
+	switch {
+	case errors.As(err, new(*delivery.DefinitionsError)):
+		return nil, nil, "", err
+	case errors.As(err, &policyErr):
+		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: policyErr.Err}
+		return nil, nil, "", err
+	case err != nil:
+		s.renderErr = err
+		if errors.As(err, new(*delivery.ScopeError)) {
+			s.setRetry(err)
 		}
-		for _, p := range step.Placements {
-			app := s.app.DeepCopy()
-			app.Spec.Components = comps
-			// Definitions come from the Application's namespace, wherever
-			// its objects go.
-			defs, err := r.resolveDefinitions(ctx, app)
-			if err != nil {
-				return nil, nil, "", err
-			}
-			if p.Namespace != "" {
-				app.Namespace = p.Namespace
-			}
-			res, err := r.Renderer.Render(app, defs, render.AppContext{
-				AppRevision:    revisionName(s.app, gen),
-				AppRevisionNum: gen,
-				PublishVersion: kind.PublishVersion,
-				ClusterVersion: r.ClusterVersion,
-			})
-			if err != nil {
-				if p.Cluster != "" {
-					err = fmt.Errorf("cluster %q: %w", p.Cluster, err)
-				}
-				s.renderErr = err
-				return nil, nil, "", err
-			}
-			results = append(results, placedResult{cluster: p.Cluster, namespace: app.Namespace, result: res})
-		}
+		return nil, nil, "", err
 	}
-	versioned, root, err = entriesOf(s.app, results, s.rules, r.namespacedIn(ctx))
+	versioned, root, err = entriesOf(s.app, objs, s.rules)
 	if err == nil && r.Options.NoCrossNamespaceObjects {
 		err = checkBoundary(s.app, s.identity, append(append([]v1beta1.ManagedResource(nil), versioned...), root...))
 	}
 	if err != nil {
 		s.renderErr = err
-		if errors.As(err, new(*scopeError)) {
-			s.setRetry(err)
-		}
 	}
-	return versioned, root, placementsOf(steps), err
+	return versioned, root, delivery.PlacementsOf(steps), err
 }
 
 // errClusterList marks a failure to read the cluster registry, which is
@@ -290,7 +268,7 @@ var errClusterList = errors.New("listing clusters")
 // when a topology policy needs them.
 func (r *ApplicationReconciler) placements(ctx context.Context, app *v1beta1.Application, fresh bool) ([]placement.Step, error) {
 	var clusters []cluster.Cluster
-	if r.Registry != nil && usesTopology(app) {
+	if r.Registry != nil && delivery.UsesTopology(app) {
 		list, err := r.clusterList.Get(ctx, r.Registry, fresh, r.Options.clusterListTTL)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errClusterList, err)
@@ -307,49 +285,19 @@ func (r *ApplicationReconciler) placements(ctx context.Context, app *v1beta1.App
 // those of clusters no longer selected are deleted. The registry is read
 // through a short-lived cache shared by all Applications.
 func (r *ApplicationReconciler) placementsMoved(ctx context.Context, s *scope) bool {
-	if !usesTopology(s.app) || s.rulesErr != nil {
+	if !delivery.UsesTopology(s.app) || s.rulesErr != nil {
 		return false
 	}
 	steps, err := r.placements(ctx, s.app, false)
 	if err != nil {
 		return false
 	}
-	return placementsOf(steps) != s.current.Annotations[annotationPlacements]
+	return delivery.PlacementsOf(steps) != s.current.Annotations[annotationPlacements]
 }
 
 // annotationPlacements records on a versioned tracker the placements it
 // was rendered for, so that a re-sync can tell whether they moved.
-const annotationPlacements = "app.oam.dev/placements"
-
-// placementsOf renders the placements of steps as "cluster/namespace"
-// items, sorted and comma-separated.
-func placementsOf(steps []placement.Step) string {
-	var items []string
-	for _, st := range steps {
-		for _, p := range st.Placements {
-			items = append(items, p.String())
-		}
-	}
-	slices.Sort(items)
-	return strings.Join(slices.Compact(items), ",")
-}
-
-func usesTopology(app *v1beta1.Application) bool {
-	for _, p := range app.Spec.Policies {
-		if p.Type == "topology" {
-			return true
-		}
-	}
-	if app.Spec.Workflow != nil {
-		// Deploy steps may carry their policies inline.
-		for _, st := range app.Spec.Workflow.Steps {
-			if st.Properties != nil && bytes.Contains(st.Properties.Raw, []byte(`"topology"`)) {
-				return true
-			}
-		}
-	}
-	return false
-}
+const annotationPlacements = tracker.AnnotationPlacements
 
 // unseenKeys returns the keys of entries that none of the given trackers
 // lists.

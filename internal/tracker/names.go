@@ -112,3 +112,34 @@ func safeLabel(v string) string {
 	}
 	return strings.Trim(out, "-") + "-" + hex.EncodeToString(sum[:])[:8]
 }
+
+// Annotations the controller writes on versioned trackers.
+const (
+	// AnnotationPlacements records the placements ("cluster/namespace",
+	// sorted, comma-separated) a version was rendered for, so that a
+	// re-sync can tell whether a topology policy's clusters moved.
+	AnnotationPlacements = "app.oam.dev/placements"
+	// AnnotationDispatchPending marks a version recorded ("new") or rolled
+	// back to ("rollback") whose dispatch has not finished: the next pass
+	// dispatches it.
+	AnnotationDispatchPending = "app.oam.dev/dispatch-pending"
+)
+
+// Current returns the index in trackers of the versioned tracker the
+// controller keeps for app: among the versioned trackers of app's UID, the
+// one named for the version app asks for, else the last one listed; -1
+// when there is none.
+func Current(trackers []v1beta1.ResourceTracker, app *v1beta1.Application) int {
+	want := Name(app.Name, app.Namespace, VersionOf(app))
+	current := -1
+	for i := range trackers {
+		rt := &trackers[i]
+		if rt.Spec.Type != v1beta1.ResourceTrackerTypeVersioned || rt.Labels[v1beta1.LabelAppUID] != string(app.UID) {
+			continue
+		}
+		if rt.Name == want || current < 0 || trackers[current].Name != want {
+			current = i
+		}
+	}
+	return current
+}

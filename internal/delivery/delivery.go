@@ -1,0 +1,256 @@
+package delivery
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/placement"
+	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// Object is one object a version delivers, and where.
+type Object struct {
+	// Cluster is the target cluster as placements name it, "" for the hub.
+	Cluster string
+	// Component and Trait say what rendered it; Trait is empty for a
+	// component's own objects.
+	Component string
+	Trait     string
+	Object    *unstructured.Unstructured
+}
+
+// Key identifies the object in its cluster, as trackers key it.
+func (o Object) Key() tracker.Key {
+	gvk := o.Object.GroupVersionKind()
+	return tracker.Key{Cluster: o.Cluster, Group: gvk.Group, Kind: gvk.Kind, Namespace: o.Object.GetNamespace(), Name: o.Object.GetName()}
+}
+
+// Source names what rendered the object, for messages.
+func (o Object) Source() string {
+	s := fmt.Sprintf("component %q", o.Component)
+	if o.Trait != "" {
+		s += fmt.Sprintf(" trait %q", o.Trait)
+	}
+	if o.Cluster != "" {
+		s += fmt.Sprintf(" in cluster %q", o.Cluster)
+	}
+	return s
+}
+
+// Input is what rendering needs besides the Application and its steps.
+type Input struct {
+	Renderer *render.Renderer
+	// Definitions resolves the definitions of the Application as a step's
+	// overrides shaped it.
+	Definitions func(app *v1beta1.Application) (render.Definitions, error)
+	// Context is the render context (revision, publishVersion, cluster
+	// version), the same for every placement.
+	Context render.AppContext
+	// Namespaced says whether an object's kind is namespaced in the
+	// cluster it goes to. Nil keeps the namespace the template gave
+	// (offline rendering, where no cluster can say).
+	Namespaced func(cluster string, obj *unstructured.Unstructured) (bool, error)
+}
+
+// PolicyError is a deploy step whose policies cannot be applied.
+type PolicyError struct{ Err error }
+
+func (e *PolicyError) Error() string { return e.Err.Error() }
+func (e *PolicyError) Unwrap() error { return e.Err }
+
+// DefinitionsError is a failure to read the definitions.
+type DefinitionsError struct{ Err error }
+
+func (e *DefinitionsError) Error() string { return e.Err.Error() }
+func (e *DefinitionsError) Unwrap() error { return e.Err }
+
+// ScopeError is a failure to learn a kind's scope: a kind not served yet,
+// or a cluster not reachable. Either may pass by itself.
+type ScopeError struct{ Err error }
+
+func (e *ScopeError) Error() string { return e.Err.Error() }
+func (e *ScopeError) Unwrap() error { return e.Err }
+
+// Objects renders app once per placement of steps, each with its step's
+// overrides and in the placement's namespace when it names one, and
+// returns the objects in delivery order: placements in step order, and
+// within one placement components after those they depend on. An object
+// rendered twice is an error: each object must come from one place.
+func Objects(app *v1beta1.Application, steps []placement.Step, in Input) ([]Object, error) {
+	renderer := in.Renderer
+	if renderer == nil {
+		renderer = render.NewRenderer()
+	}
+	var out []Object
+	seen := map[tracker.Key]string{}
+	for _, step := range steps {
+		comps, err := step.Components(app)
+		if err != nil {
+			return nil, &PolicyError{err}
+		}
+		for _, p := range step.Placements {
+			shaped := app.DeepCopy()
+			shaped.Spec.Components = comps
+			// Definitions come from the Application's namespace, wherever
+			// its objects go.
+			defs, err := in.Definitions(shaped)
+			if err != nil {
+				return nil, &DefinitionsError{err}
+			}
+			if p.Namespace != "" {
+				shaped.Namespace = p.Namespace
+			}
+			res, err := renderer.Render(shaped, defs, in.Context)
+			if err != nil {
+				if p.Cluster != "" {
+					err = fmt.Errorf("cluster %q: %w", p.Cluster, err)
+				}
+				return nil, err
+			}
+			objs, err := placed(app, p.Cluster, shaped.Namespace, res, in.Namespaced)
+			if err != nil {
+				return nil, err
+			}
+			for _, o := range objs {
+				if first, dup := seen[o.Key()]; dup {
+					return nil, fmt.Errorf("%s renders %s, which %s renders too; each object must come from one place", o.Source(), o.Key(), first)
+				}
+				seen[o.Key()] = o.Source()
+			}
+			out = append(out, objs...)
+		}
+	}
+	return out, nil
+}
+
+// placed turns the render of one placement into objects carrying the
+// ownership labels (the Application's own namespace, not the
+// placement's), namespaced in the placement's namespace, cluster-scoped
+// kinds without one.
+func placed(app *v1beta1.Application, clusterName, namespace string, res *render.Result,
+	namespaced func(string, *unstructured.Unstructured) (bool, error)) ([]Object, error) {
+	var out []Object
+	add := func(component, trait string, obj *unstructured.Unstructured) error {
+		o := Object{Cluster: clusterName, Component: component, Trait: trait, Object: obj.DeepCopy()}
+		if namespaced != nil {
+			ok, err := namespaced(clusterName, o.Object)
+			if err != nil {
+				return &ScopeError{fmt.Errorf("%s: %w", o.Source(), err)}
+			}
+			switch {
+			case !ok:
+				o.Object.SetNamespace("")
+			case o.Object.GetNamespace() == "":
+				o.Object.SetNamespace(namespace)
+			}
+		}
+		labels := o.Object.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[v1beta1.LabelAppName] = app.Name
+		labels[v1beta1.LabelAppNamespace] = app.Namespace
+		labels[v1beta1.LabelAppComponent] = component
+		o.Object.SetLabels(labels)
+		out = append(out, o)
+		return nil
+	}
+	for _, c := range orderByDependencies(res.Components) {
+		if c.Workload != nil {
+			if err := add(c.Name, "", c.Workload); err != nil {
+				return nil, err
+			}
+		}
+		for _, a := range c.Auxiliaries {
+			if err := add(c.Name, a.Trait, a.Object); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// orderByDependencies returns components so that each comes after the
+// components it depends on; otherwise the declared order is kept. A cycle
+// keeps the declared order for the components in it.
+func orderByDependencies(comps []render.Component) []render.Component {
+	done := make(map[string]bool, len(comps))
+	byName := make(map[string]render.Component, len(comps))
+	for _, c := range comps {
+		byName[c.Name] = c
+	}
+	out := make([]render.Component, 0, len(comps))
+	visiting := map[string]bool{}
+	var visit func(c render.Component)
+	visit = func(c render.Component) {
+		if done[c.Name] || visiting[c.Name] {
+			return
+		}
+		visiting[c.Name] = true
+		for _, dep := range c.DependsOn {
+			if d, ok := byName[dep]; ok {
+				visit(d)
+			}
+		}
+		visiting[c.Name] = false
+		done[c.Name] = true
+		out = append(out, c)
+	}
+	for _, c := range comps {
+		visit(c)
+	}
+	return out
+}
+
+// UsesTopology reports whether the Application places components with a
+// topology policy, listed or inline in a deploy step: only then does the
+// cluster registry matter.
+func UsesTopology(app *v1beta1.Application) bool {
+	for _, p := range app.Spec.Policies {
+		if p.Type == placement.TypeTopology {
+			return true
+		}
+	}
+	if app.Spec.Workflow != nil {
+		for _, st := range app.Spec.Workflow.Steps {
+			if st.Properties != nil && bytes.Contains(st.Properties.Raw, []byte(`"topology"`)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// PlacementsOf renders the placements of steps as "cluster/namespace"
+// items, sorted and comma-separated: the value of
+// tracker.AnnotationPlacements.
+func PlacementsOf(steps []placement.Step) string {
+	var items []string
+	for _, st := range steps {
+		for _, p := range st.Placements {
+			items = append(items, p.String())
+		}
+	}
+	slices.Sort(items)
+	return strings.Join(slices.Compact(items), ",")
+}
+
+// RevisionName names a version as KubeVela does: "<app>-v<generation>",
+// or "<app>-<publishVersion>".
+func RevisionName(app *v1beta1.Application, gen int64) string {
+	return RevisionNameOf(app.Name, app.Annotations[v1beta1.AnnotationPublishVersion], gen)
+}
+
+// RevisionNameOf is RevisionName from the parts.
+func RevisionNameOf(app, publishVersion string, gen int64) string {
+	if publishVersion != "" {
+		return app + "-" + publishVersion
+	}
+	return fmt.Sprintf("%s-v%d", app, gen)
+}
