@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
@@ -64,7 +65,7 @@ func lookup(obj any, steps []step) (any, bool) {
 	if !ok {
 		return nil, false
 	}
-	return runtimeCopy(v), true
+	return runtime.DeepCopyJSONValue(v), true
 }
 
 func assign(obj map[string]any, steps []step, v any) {
@@ -132,29 +133,6 @@ func lookupRef(obj any, steps []step) (any, bool) {
 		}
 	}
 	return cur, true
-}
-
-func runtimeCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		return runtimeDeepCopyMap(x)
-	case []any:
-		out := make([]any, len(x))
-		for i := range x {
-			out[i] = runtimeCopy(x[i])
-		}
-		return out
-	default:
-		return v
-	}
-}
-
-func runtimeDeepCopyMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = runtimeCopy(v)
-	}
-	return out
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

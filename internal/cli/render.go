@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -249,20 +251,15 @@ func ParseClusterVersion(s string) (render.ClusterVersion, error) {
 	if s == "" {
 		return render.ClusterVersion{}, nil
 	}
-	parts := strings.Split(strings.TrimPrefix(s, "v"), ".")
-	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
+	v, err := version.ParseGeneric(s)
+	if err != nil {
 		return render.ClusterVersion{}, fmt.Errorf("cluster version %q: want vMAJOR.MINOR, like v1.30", s)
-	}
-	for _, p := range parts[:2] {
-		if strings.Trim(p, "0123456789") != "" {
-			return render.ClusterVersion{}, fmt.Errorf("cluster version %q: want vMAJOR.MINOR, like v1.30", s)
-		}
 	}
 	git := s
 	if !strings.HasPrefix(git, "v") {
 		git = "v" + git
 	}
-	return render.ClusterVersion{Major: parts[0], Minor: parts[1], GitVersion: git}, nil
+	return render.ClusterVersion{Major: strconv.FormatUint(uint64(v.Major()), 10), Minor: strconv.FormatUint(uint64(v.Minor()), 10), GitVersion: git}, nil
 }
 
 // appNamespace is where an Application file that names no namespace goes.

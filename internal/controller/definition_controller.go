@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -45,6 +44,7 @@ func (r *DefinitionReconciler[T]) Reconcile(ctx context.Context, req ctrl.Reques
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	original := def.DeepCopyObject().(client.Object)
 	template, status := definitionParts(def)
 	before := status.DeepCopy()
 	cond := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
@@ -59,8 +59,7 @@ func (r *DefinitionReconciler[T]) Reconcile(ctx context.Context, req ctrl.Reques
 	if equality.Semantic.DeepEqual(before, status) {
 		return ctrl.Result{}, nil
 	}
-	patch := client.RawPatch("application/merge-patch+json", []byte(mustStatusJSON(status)))
-	if err := r.Client.Status().Patch(ctx, def, patch); client.IgnoreNotFound(err) != nil {
+	if err := r.Client.Status().Patch(ctx, def, client.MergeFrom(original)); client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, fmt.Errorf("updating status of %s %s/%s: %w", r.Kind, def.GetNamespace(), def.GetName(), err)
 	}
 	return ctrl.Result{}, nil
@@ -102,11 +101,3 @@ func setupDefinitionReconcilers(mgr ctrl.Manager, renderer *render.Renderer) err
 			New: func() *v1beta1.PolicyDefinition { return &v1beta1.PolicyDefinition{} }})
 }
 
-// mustStatusJSON renders {"status": status} for a merge patch.
-func mustStatusJSON(status *v1beta1.DefinitionStatus) string {
-	b, err := json.Marshal(map[string]any{"status": status})
-	if err != nil {
-		return "{}"
-	}
-	return string(b)
-}
