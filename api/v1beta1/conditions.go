@@ -53,6 +53,10 @@ const (
 	ReasonDependencyNotReady = "DependencyNotReady"
 	// ReasonInvalidPolicy: a policy's properties do not fit its type.
 	ReasonInvalidPolicy = "InvalidPolicy"
+	// ReasonUnsupportedWorkflow: the workflow has a step type or field
+	// Steward does not carry out; nothing of the version is applied, so
+	// that no instruction (an approval gate, a condition) is skipped.
+	ReasonUnsupportedWorkflow = "UnsupportedWorkflow"
 	// ReasonResourceMissing: a read-only resource does not exist.
 	ReasonResourceMissing = "ResourceMissing"
 	// ReasonClusterUnreachable: a target cluster could not be reached or is

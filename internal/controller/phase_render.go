@@ -222,7 +222,11 @@ func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, 
 		if errors.Is(err, errClusterList) {
 			return nil, nil, "", err
 		}
-		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: err}
+		reason := v1beta1.ReasonInvalidPolicy
+		if errors.As(err, new(*placement.UnsupportedError)) {
+			reason = v1beta1.ReasonUnsupportedWorkflow
+		}
+		s.renderErr = &reasonError{reason: reason, err: err}
 		return nil, nil, "", err
 	}
 	objs, err := delivery.Objects(s.app, steps, delivery.Input{

@@ -79,12 +79,16 @@ type deployProperties struct {
 // in workflow order. Each deploy step (also inside step groups) places its
 // components with the topology policies it names and shapes them with the
 // override policies it names; a step without topology delivers to the hub.
-// Without a deploy step (no workflow, or one with other steps only) there
+// A workflow with an instruction Steward does not carry out is refused
+// with an *UnsupportedError (CheckWorkflow). Without a workflow there
 // is one implicit step with every topology and override policy of the
 // Application, in the order they are listed. clusters are the registered
 // clusters (local is always known). Errors name the step and the policy
 // and are the user's to fix.
 func Resolve(app *v1beta1.Application, clusters []cluster.Cluster) ([]Step, error) {
+	if err := CheckWorkflow(app.Spec.Workflow); err != nil {
+		return nil, err
+	}
 	byName := make(map[string]v1beta1.AppPolicy, len(app.Spec.Policies))
 	for _, p := range app.Spec.Policies {
 		if _, dup := byName[p.Name]; dup {

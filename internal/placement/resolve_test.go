@@ -116,7 +116,6 @@ func TestResolve(t *testing.T) {
 			override,
 		},
 			deploy("to-staging", `{"policies": ["staging"]}`),
-			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "approve", Type: "suspend"}},
 			deploy("to-prod", `{"policies": ["bigger", "prod"], "parallelism": 2}`),
 		),
 		want: []string{"to-staging: eu-2 | ", "to-prod: eu-1,us-1 | bigger"},
@@ -133,10 +132,10 @@ func TestResolve(t *testing.T) {
 		}),
 		want: []string{"inner: us-1 | "},
 	}, {
-		name: "workflow without deploy steps: the implicit step",
+		name: "a workflow with another step type is refused, not run in part",
 		app: app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusters": ["eu-2"]}`)},
 			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "wait", Type: "suspend"}}),
-		want: []string{"deploy: eu-2 | "},
+		wantErr: `workflow step "wait": step type "suspend" is not supported`,
 	}, {
 		name:    "unregistered cluster",
 		app:     app([]v1beta1.AppPolicy{pol("prod", TypeTopology, `{"clusters": ["eu-9"]}`)}),

@@ -1,0 +1,72 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+)
+
+// An approval gate (a suspend step between two deploy steps) is an
+// instruction Steward does not carry out yet: the Application must be
+// refused as a whole, never delivered past the gate. Before the fix every
+// deploy step ran at once and production got its objects.
+func TestWorkflow_AnApprovalGateIsRefusedNotSkipped(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	gated := func(data string) string {
+		return `
+components:
+  - {name: cfg, type: test-config, properties: {name: cfg, data: {v: ` + data + `}}}
+workflow:
+  steps:
+    - {name: staging, type: deploy}
+    - {name: approve, type: suspend}
+    - {name: production, type: deploy}
+`
+	}
+	createApp(t, ns, "metadata: {name: gate}\nspec:"+indent(gated("one")))
+	var msg string
+	eventually(t, 20*time.Second, "Rendered=False, UnsupportedWorkflow", func() error {
+		c, err := condition(t, ns, "gate", v1beta1.ConditionRendered)
+		if err != nil {
+			return err
+		}
+		if c.Status != "False" || c.Reason != v1beta1.ReasonUnsupportedWorkflow {
+			return errNotYet
+		}
+		msg = c.Message
+		return nil
+	})
+	if !strings.Contains(msg, `"approve"`) || !strings.Contains(msg, `"suspend"`) {
+		t.Errorf("condition message %q does not name the step and its type", msg)
+	}
+	waitEvent(t, ns, "gate", v1beta1.ReasonUnsupportedWorkflow)
+	time.Sleep(2 * time.Second)
+	if _, err := getConfigMap(t, ns, "cfg"); !apierrors.IsNotFound(err) {
+		t.Fatalf("the gated ConfigMap was applied: %v", err)
+	}
+
+	// Without the gate the app is delivered; adding a gate to the next
+	// version refuses that version and keeps the one delivered.
+	setSpec(t, ns, "gate", `
+components:
+  - {name: cfg, type: test-config, properties: {name: cfg, data: {v: one}}}
+`, nil)
+	waitReady(t, ns, "gate")
+	setSpec(t, ns, "gate", gated("two"), nil)
+	eventually(t, 20*time.Second, "the gated version refused", func() error {
+		c, err := condition(t, ns, "gate", v1beta1.ConditionRendered)
+		if err != nil || c.Reason != v1beta1.ReasonUnsupportedWorkflow {
+			return errNotYet
+		}
+		return nil
+	})
+	cm, err := getConfigMap(t, ns, "cfg")
+	if err != nil || cm.Data["v"] != "one" {
+		t.Fatalf("the delivered version: %v %v, want it kept with v=one", cm.Data, err)
+	}
+}

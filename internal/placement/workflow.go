@@ -1,0 +1,124 @@
+package placement
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+)
+
+// UnsupportedError is a workflow instruction Steward does not carry out:
+// a step type other than deploy (or a step group of deploy steps), or a
+// field that changes when or whether a step runs. Carrying out the rest
+// would skip it silently (a suspend step before a production deploy would
+// deliver to production at once), so the whole version is refused.
+type UnsupportedError struct {
+	// Step names the step ("" for the workflow itself).
+	Step string
+	// What names the instruction, like `step type "suspend"`.
+	What string
+}
+
+func (e *UnsupportedError) Error() string {
+	where := "the workflow"
+	if e.Step != "" {
+		where = fmt.Sprintf("workflow step %q", e.Step)
+	}
+	return fmt.Sprintf("%s: %s is not supported by Steward, which only runs deploy steps (in one pass); nothing of this version is applied. Remove it, or see docs/compatibility.md", where, e.What)
+}
+
+// CheckWorkflow refuses a workflow with an instruction Steward would not
+// carry out; see UnsupportedError.
+func CheckWorkflow(wf *v1beta1.Workflow) error {
+	if wf == nil {
+		return nil
+	}
+	if wf.Ref != "" {
+		return &UnsupportedError{What: fmt.Sprintf("ref %q (WorkflowTemplate)", wf.Ref)}
+	}
+	if wf.Mode != nil && len(wf.Mode.Raw) > 0 && string(wf.Mode.Raw) != "null" && string(wf.Mode.Raw) != "{}" {
+		return &UnsupportedError{What: "mode"}
+	}
+	for i, s := range wf.Steps {
+		name := stepName(s.Name, i)
+		if s.Type == "step-group" {
+			if err := checkStepFields(name, s.WorkflowStepBase); err != nil {
+				return err
+			}
+			for j, sub := range s.SubSteps {
+				if err := checkStep(stepName(sub.Name, j), sub); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if len(s.SubSteps) > 0 {
+			return &UnsupportedError{Step: name, What: "subSteps outside a step-group"}
+		}
+		if err := checkStep(name, s.WorkflowStepBase); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func stepName(name string, i int) string {
+	if name == "" {
+		return fmt.Sprintf("#%d", i+1)
+	}
+	return name
+}
+
+func checkStep(name string, s v1beta1.WorkflowStepBase) error {
+	if s.Type != StepDeploy {
+		return &UnsupportedError{Step: name, What: fmt.Sprintf("step type %q", s.Type)}
+	}
+	if err := checkStepFields(name, s); err != nil {
+		return err
+	}
+	if s.Properties == nil || len(s.Properties.Raw) == 0 {
+		return nil
+	}
+	var props map[string]json.RawMessage
+	if err := json.Unmarshal(s.Properties.Raw, &props); err != nil {
+		return fmt.Errorf("deploy step %q: properties: %w", name, err)
+	}
+	for k, v := range props {
+		switch k {
+		case "policies", "parallelism", "inlinePolicies", "ignoreTerraformComponent":
+		case "auto":
+			if strings.TrimSpace(string(v)) == "false" {
+				return &UnsupportedError{Step: name, What: "auto: false (pausing for approval before the deploy)"}
+			}
+		default:
+			return &UnsupportedError{Step: name, What: fmt.Sprintf("deploy property %q", k)}
+		}
+	}
+	return nil
+}
+
+// checkStepFields refuses the fields that decide when or whether a step
+// runs, or pass values between steps.
+func checkStepFields(name string, s v1beta1.WorkflowStepBase) error {
+	var fields []string
+	if s.If != "" {
+		fields = append(fields, "if")
+	}
+	if s.Timeout != "" {
+		fields = append(fields, "timeout")
+	}
+	if len(s.DependsOn) > 0 {
+		fields = append(fields, "dependsOn")
+	}
+	if len(s.Inputs) > 0 {
+		fields = append(fields, "inputs")
+	}
+	if len(s.Outputs) > 0 {
+		fields = append(fields, "outputs")
+	}
+	if len(fields) > 0 {
+		return &UnsupportedError{Step: name, What: "field " + strings.Join(fields, ", ")}
+	}
+	return nil
+}

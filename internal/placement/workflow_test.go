@@ -1,0 +1,53 @@
+package placement_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/placement"
+)
+
+func TestCheckWorkflow_RefusesWhatWouldBeSkipped(t *testing.T) {
+	tests := []struct {
+		name, workflow, want string // want: "" accepted, else in the message
+	}{
+		{"deploy steps", `{steps: [{name: a, type: deploy, properties: {policies: [x], parallelism: 2, auto: true}}, {name: b, type: deploy}]}`, ""},
+		{"a step group of deploys", `{steps: [{name: g, type: step-group, subSteps: [{name: a, type: deploy}, {name: b, type: deploy}]}]}`, ""},
+		{"an approval gate", `{steps: [{name: staging, type: deploy}, {name: approve, type: suspend}, {name: prod, type: deploy}]}`, `workflow step "approve": step type "suspend"`},
+		{"a suspend inside a group", `{steps: [{name: g, type: step-group, subSteps: [{name: wait, type: suspend}]}]}`, `"wait": step type "suspend"`},
+		{"auto false", `{steps: [{name: prod, type: deploy, properties: {auto: false}}]}`, "auto: false"},
+		{"a condition", `{steps: [{name: prod, type: deploy, if: "status.staging.succeeded"}]}`, "field if"},
+		{"a timeout and dependsOn", `{steps: [{name: prod, type: deploy, timeout: 5m, dependsOn: [staging]}]}`, "field timeout, dependsOn"},
+		{"outputs", `{steps: [{name: prod, type: deploy, outputs: [{name: ip, valueFrom: output.status}]}]}`, "field outputs"},
+		{"an unknown deploy property", `{steps: [{name: prod, type: deploy, properties: {policy: [x]}}]}`, `deploy property "policy"`},
+		{"mode", `{mode: {steps: DAG}, steps: [{name: a, type: deploy}]}`, "the workflow: mode"},
+		{"a template", `{ref: my-template}`, "WorkflowTemplate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wf := &v1beta1.Workflow{}
+			if err := yaml.Unmarshal([]byte(tt.workflow), wf); err != nil {
+				t.Fatal(err)
+			}
+			err := placement.CheckWorkflow(wf)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !errors.As(err, new(*placement.UnsupportedError)) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want an UnsupportedError saying %q", err, tt.want)
+			}
+			// Resolve, the only way to a deploy step, refuses it too.
+			app := &v1beta1.Application{Spec: v1beta1.ApplicationSpec{Workflow: wf}}
+			if _, err := placement.Resolve(app, nil); !errors.As(err, new(*placement.UnsupportedError)) {
+				t.Errorf("Resolve: %v, want the UnsupportedError", err)
+			}
+		})
+	}
+}
