@@ -100,4 +100,3 @@ func setupDefinitionReconcilers(mgr ctrl.Manager, renderer *render.Renderer) err
 		Complete(&DefinitionReconciler[*v1beta1.PolicyDefinition]{Client: mgr.GetClient(), Renderer: renderer, Kind: "PolicyDefinition",
 			New: func() *v1beta1.PolicyDefinition { return &v1beta1.PolicyDefinition{} }})
 }
-
