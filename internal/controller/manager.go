@@ -66,8 +66,10 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		LeaderElection:          opts.EnableLeaderElection,
 		LeaderElectionID:        opts.LeaderElectionID,
 		LeaderElectionNamespace: opts.LeaderElectionNS,
-		Cache:                   cache.Options{SyncPeriod: &opts.InformerSyncPeriod},
-		Controller:              ctrlConfig(skip),
+		// Nothing reads managed fields from the cache; dropping them saves
+		// about 0.6 KiB per cached Application, tracker and definition.
+		Cache:      cache.Options{SyncPeriod: &opts.InformerSyncPeriod, DefaultTransform: cache.TransformStripManagedFields()},
+		Controller: ctrlConfig(skip),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)

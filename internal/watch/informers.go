@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"time"
+	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -16,7 +17,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
 )
 
@@ -43,11 +43,11 @@ func (i *informer) resourceVersion(namespace, name string) (string, bool) {
 	if err != nil || !ok {
 		return "", false
 	}
-	m, ok := obj.(*metav1.PartialObjectMetadata)
+	o, ok := obj.(*object)
 	if !ok {
 		return "", false
 	}
-	return m.ResourceVersion, true
+	return o.resourceVersion, true
 }
 
 func (i *informer) stop() {
@@ -227,46 +227,27 @@ func (w *Watcher) start(ctx context.Context, k kindKey, c cluster.Connection) (*
 
 // handler turns informer notifications into events.
 func (w *Watcher) handler(k kindKey) cache.ResourceEventHandler {
+	kind := unique.Make(k)
 	judge := func(obj any, gone bool) {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
 		}
-		m, ok := obj.(*metav1.PartialObjectMetadata)
+		o, ok := obj.(*object)
 		if !ok {
 			return
 		}
-		w.event(k, m.Namespace, m.Name, m.ResourceVersion, m.Labels, gone)
+		w.event(objectKey{kind: kind, namespace: o.namespace, name: o.name}, o.resourceVersion, o.owner(), gone)
 	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { judge(obj, false) },
 		UpdateFunc: func(old, obj any) {
-			o, ok1 := old.(*metav1.PartialObjectMetadata)
-			n, ok2 := obj.(*metav1.PartialObjectMetadata)
-			if ok1 && ok2 && o.ResourceVersion == n.ResourceVersion {
+			o, ok1 := old.(*object)
+			n, ok2 := obj.(*object)
+			if ok1 && ok2 && o.resourceVersion == n.resourceVersion {
 				return // a resync, nothing happened
 			}
 			judge(obj, false)
 		},
 		DeleteFunc: func(obj any) { judge(obj, true) },
 	}
-}
-
-// slim keeps of a cached object only what the Watcher reads: name,
-// namespace, resourceVersion and the ownership labels. Annotations (the
-// last-applied configuration is a whole manifest) and managed fields never
-// stay in memory.
-func slim(obj any) (any, error) {
-	m, ok := obj.(*metav1.PartialObjectMetadata)
-	if !ok {
-		return obj, nil
-	}
-	out := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
-		Name:            m.Name,
-		Namespace:       m.Namespace,
-		ResourceVersion: m.ResourceVersion,
-	}}
-	if name, ns := m.Labels[v1beta1.LabelAppName], m.Labels[v1beta1.LabelAppNamespace]; name != "" || ns != "" {
-		out.Labels = map[string]string{v1beta1.LabelAppName: name, v1beta1.LabelAppNamespace: ns}
-	}
-	return out, nil
 }

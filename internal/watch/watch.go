@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"sync"
 	"time"
+	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -71,9 +72,23 @@ type kindKey struct {
 	Cluster, Group, Kind string
 }
 
+// objectKey names one object of an app: tracker.Key with the kind and the
+// namespace interned, 32 bytes where a tracker.Key is 80 and holds five
+// strings.
+type objectKey struct {
+	kind      unique.Handle[kindKey]
+	namespace unique.Handle[string]
+	name      string
+}
+
+// objectKeyOf returns the objectKey of a normalized key.
+func objectKeyOf(k tracker.Key) objectKey {
+	return objectKey{kind: unique.Make(kindOf(k)), namespace: unique.Make(k.Namespace), name: k.Name}
+}
+
 type appState struct {
-	kinds   map[kindKey]struct{}
-	objects map[tracker.Key]*objState
+	kinds   map[unique.Handle[kindKey]]struct{}
+	objects map[objectKey]*objState
 }
 
 // objState is what Steward knows of one object it applied.
@@ -130,18 +145,18 @@ func (w *Watcher) Use(app types.NamespacedName, keys []tracker.Key) {
 	if w == nil {
 		return
 	}
-	want := make(map[tracker.Key]struct{}, len(keys))
-	kinds := map[kindKey]struct{}{}
+	want := make(map[objectKey]struct{}, len(keys))
+	kinds := map[unique.Handle[kindKey]]struct{}{}
 	for _, k := range keys {
-		k = normalize(k)
-		want[k] = struct{}{}
-		kinds[kindOf(k)] = struct{}{}
+		ref := objectKeyOf(normalize(k))
+		want[ref] = struct{}{}
+		kinds[ref.kind] = struct{}{}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	st := w.apps[app]
 	if st == nil {
-		st = &appState{objects: map[tracker.Key]*objState{}}
+		st = &appState{objects: map[objectKey]*objState{}}
 		w.apps[app] = st
 	}
 	for k := range st.objects {
@@ -176,19 +191,21 @@ func (w *Watcher) Forget(app types.NamespacedName) {
 // retain moves the kind references of one app from old to next and
 // reports whether a kind came into or went out of use. Called with mu
 // held.
-func (w *Watcher) retain(next, old map[kindKey]struct{}) bool {
+func (w *Watcher) retain(next, old map[unique.Handle[kindKey]]struct{}) bool {
 	changed := false
-	for k := range next {
-		if _, ok := old[k]; ok {
+	for h := range next {
+		if _, ok := old[h]; ok {
 			continue
 		}
+		k := h.Value()
 		w.refs[k]++
 		changed = changed || w.refs[k] == 1
 	}
-	for k := range old {
-		if _, ok := next[k]; ok {
+	for h := range old {
+		if _, ok := next[h]; ok {
 			continue
 		}
+		k := h.Value()
 		if w.refs[k]--; w.refs[k] <= 0 {
 			delete(w.refs, k)
 			changed = true
@@ -220,7 +237,7 @@ func (w *Watcher) Unchanged(app types.NamespacedName, key tracker.Key, digest ui
 	if st == nil {
 		return "", false
 	}
-	o := st.objects[key]
+	o := st.objects[objectKeyOf(key)]
 	if o == nil || o.rv == "" || o.writing > 0 || o.digest != digest {
 		return "", false
 	}
@@ -245,7 +262,7 @@ func (w *Watcher) Applied(app types.NamespacedName, key tracker.Key) types.UID {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if st := w.apps[app]; st != nil {
-		if o := st.objects[key]; o != nil {
+		if o := st.objects[objectKeyOf(key)]; o != nil {
 			return o.uid
 		}
 	}
@@ -267,10 +284,11 @@ func (w *Watcher) Begin(app types.NamespacedName, key tracker.Key) func(live met
 		w.mu.Unlock()
 		return func(metav1.Object, uint64) {}
 	}
-	o := st.objects[key]
+	ref := objectKeyOf(key)
+	o := st.objects[ref]
 	if o == nil {
 		o = &objState{}
-		st.objects[key] = o
+		st.objects[ref] = o
 	}
 	o.writing++
 	w.mu.Unlock()
@@ -295,10 +313,9 @@ func (w *Watcher) Begin(app types.NamespacedName, key tracker.Key) func(live met
 	}
 }
 
-// event judges one watch event on an object of kind k.
-func (w *Watcher) event(k kindKey, namespace, name, rv string, labels map[string]string, gone bool) {
-	app := types.NamespacedName{Namespace: labels[v1beta1.LabelAppNamespace], Name: labels[v1beta1.LabelAppName]}
-	key := tracker.Key{Cluster: k.Cluster, Group: k.Group, Kind: k.Kind, Namespace: namespace, Name: name}
+// event judges one watch event on the object of key, owned by app as its
+// labels say.
+func (w *Watcher) event(key objectKey, rv string, app types.NamespacedName, gone bool) {
 	if gone {
 		rv = deleted
 	}

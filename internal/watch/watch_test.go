@@ -4,8 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -16,7 +18,6 @@ import (
 var (
 	app    = types.NamespacedName{Namespace: "team", Name: "web"}
 	depKey = tracker.Key{Cluster: "local", Group: "apps", Kind: "Deployment", Namespace: "team", Name: "web"}
-	labels = map[string]string{v1beta1.LabelAppName: "web", v1beta1.LabelAppNamespace: "team"}
 )
 
 // newQueued returns a watcher whose source feeds a real work queue.
@@ -34,7 +35,7 @@ func newQueued(t *testing.T) (*Watcher, workqueue.TypedRateLimitingInterface[rec
 func obj(rv string) *metav1.ObjectMeta { return &metav1.ObjectMeta{ResourceVersion: rv, UID: "u1"} }
 
 func dep(w *Watcher, rv string, gone bool) {
-	w.event(kindKey{Group: "apps", Kind: "Deployment"}, "team", "web", rv, labels, gone)
+	w.event(objectKeyOf(normalize(depKey)), rv, app, gone)
 }
 
 func TestEvents_OwnWritesAreDroppedAndOthersEnqueueTheApp(t *testing.T) {
@@ -123,5 +124,51 @@ func TestUnchanged_NeedsARunningInformer(t *testing.T) {
 	var nilWatcher *Watcher
 	if _, ok := nilWatcher.Unchanged(app, depKey, 1); ok {
 		t.Fatal("timer mode skipped an object")
+	}
+}
+
+func TestSlim_KeepsWhatEventsAndTheStoreRead(t *testing.T) {
+	live := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Name: "web", Namespace: "team", ResourceVersion: "7", UID: "u1",
+		Labels:      map[string]string{v1beta1.LabelAppName: "web", v1beta1.LabelAppNamespace: "team", "tier": "front"},
+		Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"},
+	}}
+	cached, err := slim(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := slim(cached); again != cached {
+		t.Fatal("slim is not idempotent")
+	}
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(cached)
+	if err != nil || key != "team/web" {
+		t.Fatalf("store key = %q, %v; want team/web", key, err)
+	}
+	m, err := meta.Accessor(cached)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.GetResourceVersion() != "7" || len(m.GetAnnotations()) != 0 || len(m.GetLabels()) != 2 {
+		t.Fatalf("cached object keeps rv %q, annotations %v, labels %v", m.GetResourceVersion(), m.GetAnnotations(), m.GetLabels())
+	}
+
+	// Its labels name the app a change enqueues.
+	w, q := newQueued(t)
+	w.Use(app, []tracker.Key{depKey})
+	w.Begin(app, depKey)(obj("7"), 1)
+	h := w.handler(kindKey{Group: "apps", Kind: "Deployment"})
+	h.OnUpdate(cached, cached)
+	if q.Len() != 0 {
+		t.Fatal("a resync enqueued the app")
+	}
+	changed := live.DeepCopy()
+	changed.ResourceVersion = "8"
+	next, _ := slim(changed)
+	h.OnUpdate(cached, next)
+	if q.Len() != 1 {
+		t.Fatal("someone else's change, seen through the informer, did not enqueue the app")
+	}
+	if got, _ := q.Get(); got.NamespacedName != app {
+		t.Fatalf("enqueued %v, want %v", got, app)
 	}
 }
