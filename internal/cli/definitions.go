@@ -97,28 +97,7 @@ func addDefinition[T any](into map[string]*T, name, kind string, doc []byte) err
 // LoadApplication reads one Application from a YAML file. An Application
 // without a namespace renders into "default".
 func LoadApplication(path string) (*v1beta1.Application, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read application: %w", err)
-	}
-	docs, err := splitYAML(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	for _, doc := range docs {
-		app := &v1beta1.Application{}
-		if err := yaml.Unmarshal(doc, app); err != nil {
-			return nil, fmt.Errorf("%s: decode application: %w", path, err)
-		}
-		if app.Kind != "Application" {
-			continue
-		}
-		if app.Namespace == "" {
-			app.Namespace = "default"
-		}
-		return app, nil
-	}
-	return nil, fmt.Errorf("%s: no Application found", path)
+	return loadApplicationIn(path, "default")
 }
 
 // splitYAML splits a multi-document YAML stream, dropping empty documents.

@@ -213,7 +213,7 @@ func desiredObjects(ctx context.Context, cfg *rest.Config, clients *clusterClien
 		}
 	} else {
 		fresh = true
-		objs, err = renderConnected(ctx, clients, at, appContext(at, gen, serverVersion(cfg)), definitionNamespace)
+		objs, err = renderConnected(ctx, clients, at, appContext(at, gen, delivery.ClusterVersion(cfg)), definitionNamespace)
 		if err != nil {
 			return nil, false, err
 		}

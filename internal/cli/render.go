@@ -127,7 +127,7 @@ func RenderLive(ctx context.Context, cfg *rest.Config, hub client.Client, o Rend
 		return err
 	}
 	if cv == (render.ClusterVersion{}) {
-		cv = serverVersion(cfg)
+		cv = delivery.ClusterVersion(cfg)
 	}
 	objs, err := renderConnected(ctx, clients, app, appContext(app, gen, cv), o.DefinitionNamespace)
 	if err != nil {

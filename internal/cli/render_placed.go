@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -154,20 +153,6 @@ func sameJSON(a, b any) (bool, error) {
 func appContext(app *v1beta1.Application, gen int64, cv render.ClusterVersion) render.AppContext {
 	pv := app.Annotations[v1beta1.AnnotationPublishVersion]
 	return render.AppContext{AppRevision: delivery.RevisionNameOf(app.Name, pv, gen), AppRevisionNum: gen, PublishVersion: pv, ClusterVersion: cv}
-}
-
-// serverVersion is the hub's version for context.clusterVersion, as the
-// controller reads it; unknown when the server does not say.
-func serverVersion(cfg *rest.Config) render.ClusterVersion {
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return render.ClusterVersion{}
-	}
-	v, err := dc.ServerVersion()
-	if err != nil {
-		return render.ClusterVersion{}
-	}
-	return render.ClusterVersion{Major: v.Major, Minor: v.Minor, GitVersion: v.GitVersion}
 }
 
 // displayCluster names a cluster for output: "local" for the hub.

@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/metrics"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -140,24 +140,10 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 		Renderer:       render.NewRenderer(render.WithCacheObserver(m.ObserveRenderCache)),
 		Metrics:        m,
 		Recorder:       mgr.GetEventRecorder("steward"),
-		ClusterVersion: clusterVersion(cfg),
+		ClusterVersion: delivery.ClusterVersion(cfg),
 		Options:        opts,
 		hooks:          opts.testHooks,
 	}, nil
-}
-
-// clusterVersion reads the hub's version once for context.clusterVersion;
-// unknown when the server does not answer.
-func clusterVersion(cfg *rest.Config) render.ClusterVersion {
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return render.ClusterVersion{}
-	}
-	v, err := dc.ServerVersion()
-	if err != nil {
-		return render.ClusterVersion{}
-	}
-	return render.ClusterVersion{Major: v.Major, Minor: v.Minor, GitVersion: v.GitVersion}
 }
 
 // appRateLimiter backs off failed Applications from one second to five

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/placement"
@@ -253,4 +255,18 @@ func RevisionNameOf(app, publishVersion string, gen int64) string {
 		return app + "-" + publishVersion
 	}
 	return fmt.Sprintf("%s-v%d", app, gen)
+}
+
+// ClusterVersion reads a cluster's version for context.clusterVersion;
+// unknown (empty) when the server does not answer.
+func ClusterVersion(cfg *rest.Config) render.ClusterVersion {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return render.ClusterVersion{}
+	}
+	v, err := dc.ServerVersion()
+	if err != nil {
+		return render.ClusterVersion{}
+	}
+	return render.ClusterVersion{Major: v.Major, Minor: v.Minor, GitVersion: v.GitVersion}
 }
