@@ -32,11 +32,6 @@ func (r *ApplicationReconciler) collectGarbage(ctx context.Context, s *scope) er
 		// Application is deleted.
 		return nil
 	}
-	if err := r.pruneMovedRoot(ctx, s); err != nil {
-		s.setRetry(err)
-		s.gc.skipped = true
-		return nil
-	}
 	live, err := liveKeys(s.current, s.root)
 	if err != nil {
 		s.gc.skipped = true
@@ -193,45 +188,6 @@ func liveKeys(rts ...*v1beta1.ResourceTracker) (map[tracker.Key]bool, error) {
 		}
 	}
 	return out, nil
-}
-
-// pruneMovedRoot drops the manifest-less entries of the root tracker whose
-// object the current version records: the object moved from the root set
-// to the version (its garbage-collect rule went) and the version answers
-// for it. Recording a new version does this already; this pass repairs
-// trackers written before it did, where such an entry would keep the
-// object alive after it leaves the version too.
-func (r *ApplicationReconciler) pruneMovedRoot(ctx context.Context, s *scope) error {
-	if s.root == nil {
-		return nil
-	}
-	rootEntries, err := tracker.Entries(s.root)
-	if err != nil {
-		return err
-	}
-	var current tracker.Index
-	kept := rootEntries[:0:0]
-	for _, e := range rootEntries {
-		if e.Data == nil && !e.Deleted {
-			if current == nil {
-				entries, err := tracker.Entries(s.current)
-				if err != nil {
-					return err
-				}
-				current = tracker.IndexOf(entries)
-			}
-			if v, ok := current[tracker.KeyOf(e)]; ok && v.Data != nil && !v.Deleted {
-				ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Dropped a root tracker entry: the current version records the object",
-					"object", tracker.KeyOf(e).String(), "resourceTracker", s.root.Name)
-				continue
-			}
-		}
-		kept = append(kept, e)
-	}
-	if len(kept) == len(rootEntries) {
-		return nil
-	}
-	return r.Trackers.Save(ctx, s.root, kept, 0)
 }
 
 // keptOnUpdate reports whether the resource policies keep r when a new

@@ -95,9 +95,7 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 	s.newKeys = unseenKeys(append(append([]v1beta1.ManagedResource(nil), versioned...), root...), s.current, s.root, s.older)
 	ref := tracker.RefOf(s.app)
 	if len(root) > 0 || s.root != nil {
-		// An object that left the root set for the version (its rule was
-		// removed) leaves the root tracker: the version answers for it.
-		if s.root, err = r.Trackers.Record(ctx, ref, tracker.Root(), gen, root, tracker.KeepMissingUnlessMoved(versioned), nil); err != nil {
+		if s.root, err = r.Trackers.Record(ctx, ref, tracker.Root(), gen, root, tracker.KeepMissing, nil); err != nil {
 			s.recordErr = err
 			s.setRetry(err)
 			return nil

@@ -13,28 +13,17 @@ import (
 
 // Missing says what Record does with entries a tracker had that the new
 // desired set lacks.
-type Missing struct {
-	keep  bool
-	moved Index
-}
+type Missing int
 
-var (
+const (
 	// DeleteMissing marks them deleted: their objects are deleted and the
 	// entries dropped once that is confirmed (versioned trackers).
-	DeleteMissing = Missing{}
+	DeleteMissing Missing = iota
 	// KeepMissing keeps them as metadata-only entries: StateKeep no longer
 	// applies them, and they are deleted with the Application (the root
 	// tracker, whose objects live as long as the Application).
-	KeepMissing = Missing{keep: true}
+	KeepMissing
 )
-
-// KeepMissingUnlessMoved is KeepMissing, except that an entry whose object
-// another tracker now records (moved, the new version's entries) is
-// dropped: the other tracker answers for the object from now on, and a
-// kept entry would keep it alive after it leaves that tracker too.
-func KeepMissingUnlessMoved(moved []v1beta1.ManagedResource) Missing {
-	return Missing{keep: true, moved: IndexOf(moved)}
-}
 
 // Record writes the desired entries into the tracker of kind k before
 // anything is applied, creating the tracker when missing. Entries the
@@ -64,10 +53,7 @@ func (s *Store) Record(ctx context.Context, app AppRef, k Kind, generation int64
 		if _, ok := want[KeyOf(e)]; ok {
 			continue
 		}
-		if _, ok := missing.moved[KeyOf(e)]; ok {
-			continue
-		}
-		if missing.keep {
+		if missing == KeepMissing {
 			e.Data = nil
 		} else {
 			e.Deleted = true
