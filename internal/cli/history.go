@@ -101,6 +101,14 @@ func Versions(ctx context.Context, hub client.Reader, namespace, name string) (*
 	}); err != nil {
 		return nil, nil, fmt.Errorf("listing resource trackers of %s/%s: %w", namespace, name, err)
 	}
+	// The controller's order (tracker.Store.List): oldest generation
+	// first, so that "the last one listed" is the newest.
+	slices.SortStableFunc(list.Items, func(a, b v1beta1.ResourceTracker) int {
+		if c := cmp.Compare(a.Spec.ApplicationGeneration, b.Spec.ApplicationGeneration); c != 0 {
+			return c
+		}
+		return a.CreationTimestamp.Compare(b.CreationTimestamp.Time)
+	})
 	currentName := ""
 	if i := tracker.Current(list.Items, app); i >= 0 {
 		currentName = list.Items[i].Name

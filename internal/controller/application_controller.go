@@ -118,11 +118,7 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		start := time.Now()
 		err := p.run(ctx, s)
 		if p.stage != nil {
-			st := p.stage(s)
-			r.Metrics.ObserveStage(st, time.Since(start))
-			if st == metrics.StageStateKeep {
-				r.Metrics.ObserveStateKeepPass(time.Since(start))
-			}
+			r.Metrics.ObserveStage(p.stage(s), time.Since(start))
 		}
 		if err != nil {
 			s.aborted = true

@@ -250,7 +250,9 @@ func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, appli
 		if r.Options.NoCrossNamespaceObjects {
 			// A version recorded before the flag was set is held to it too.
 			if err := outsideBoundary(s.app, s.identity, e); err != nil {
-				p.keep.failures = append(p.keep.failures, objectFailure{Key: tracker.KeyOf(e), Component: e.Component, Reason: reasonOf(err, ""), Err: err})
+				f := objectFailure{Key: tracker.KeyOf(e), Component: e.Component, Reason: reasonOf(err, ""), Err: err}
+				logFailed(ctx, f)
+				p.keep.failures = append(p.keep.failures, f)
 				failed[e.Component] = true
 				continue
 			}

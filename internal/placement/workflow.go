@@ -37,8 +37,8 @@ func CheckWorkflow(wf *v1beta1.Workflow) error {
 	if wf.Ref != "" {
 		return &UnsupportedError{What: fmt.Sprintf("ref %q (WorkflowTemplate)", wf.Ref)}
 	}
-	if wf.Mode != nil && len(wf.Mode.Raw) > 0 && string(wf.Mode.Raw) != "null" && string(wf.Mode.Raw) != "{}" {
-		return &UnsupportedError{What: "mode"}
+	if err := checkMode(wf); err != nil {
+		return err
 	}
 	for i, s := range wf.Steps {
 		name := stepName(s.Name, i)
@@ -59,6 +59,29 @@ func CheckWorkflow(wf *v1beta1.Workflow) error {
 		if err := checkStep(name, s.WorkflowStepBase); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkMode accepts only the mode Steward's one pass satisfies: steps one
+// after another (KubeVela's default, StepByStep), with sub-steps in any
+// mode.
+func checkMode(wf *v1beta1.Workflow) error {
+	if wf.Mode == nil || len(wf.Mode.Raw) == 0 {
+		return nil
+	}
+	var mode struct {
+		Steps    string `json:"steps"`
+		SubSteps string `json:"subSteps"`
+	}
+	if err := json.Unmarshal(wf.Mode.Raw, &mode); err != nil {
+		return &UnsupportedError{What: "mode " + string(wf.Mode.Raw)}
+	}
+	if mode.Steps != "" && mode.Steps != "StepByStep" {
+		return &UnsupportedError{What: fmt.Sprintf("mode steps: %s (only StepByStep)", mode.Steps)}
+	}
+	if mode.SubSteps != "" && mode.SubSteps != "DAG" && mode.SubSteps != "StepByStep" {
+		return &UnsupportedError{What: fmt.Sprintf("mode subSteps: %s", mode.SubSteps)}
 	}
 	return nil
 }
@@ -86,7 +109,19 @@ func checkStep(name string, s v1beta1.WorkflowStepBase) error {
 	}
 	for k, v := range props {
 		switch k {
-		case "policies", "parallelism", "inlinePolicies", "ignoreTerraformComponent":
+		case "inlinePolicies":
+			var inline []v1beta1.AppPolicy
+			if err := json.Unmarshal(v, &inline); err != nil {
+				return fmt.Errorf("deploy step %q: inlinePolicies: %w", name, err)
+			}
+			for _, p := range inline {
+				if p.Type != TypeTopology && p.Type != TypeOverride {
+					// A resource policy inline in a step is not read by
+					// policy.Parse: applying the step would ignore it.
+					return &UnsupportedError{Step: name, What: fmt.Sprintf("inline policy of type %q (only topology and override are read inline; list it in spec.policies)", p.Type)}
+				}
+			}
+		case "policies", "parallelism", "ignoreTerraformComponent":
 		case "auto":
 			if strings.TrimSpace(string(v)) == "false" {
 				return &UnsupportedError{Step: name, What: "auto: false (pausing for approval before the deploy)"}

@@ -24,7 +24,10 @@ func TestCheckWorkflow_RefusesWhatWouldBeSkipped(t *testing.T) {
 		{"a timeout and dependsOn", `{steps: [{name: prod, type: deploy, timeout: 5m, dependsOn: [staging]}]}`, "field timeout, dependsOn"},
 		{"outputs", `{steps: [{name: prod, type: deploy, outputs: [{name: ip, valueFrom: output.status}]}]}`, "field outputs"},
 		{"an unknown deploy property", `{steps: [{name: prod, type: deploy, properties: {policy: [x]}}]}`, `deploy property "policy"`},
-		{"mode", `{mode: {steps: DAG}, steps: [{name: a, type: deploy}]}`, "the workflow: mode"},
+		{"mode", `{mode: {steps: DAG}, steps: [{name: a, type: deploy}]}`, "the workflow: mode steps: DAG"},
+		{"the default mode", `{mode: {steps: StepByStep, subSteps: DAG}, steps: [{name: a, type: deploy}]}`, ""},
+		{"an inline resource policy", `{steps: [{name: a, type: deploy, properties: {inlinePolicies: [{type: read-only, properties: {}}]}}]}`, `inline policy of type "read-only"`},
+		{"inline topology", `{steps: [{name: a, type: deploy, properties: {inlinePolicies: [{type: topology, properties: {clusters: [local]}}]}}]}`, ""},
 		{"a template", `{ref: my-template}`, "WorkflowTemplate"},
 	}
 	for _, tt := range tests {
