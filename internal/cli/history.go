@@ -104,10 +104,7 @@ func Versions(ctx context.Context, hub client.Reader, namespace, name string) (*
 	// The controller's order (tracker.Store.List): oldest generation
 	// first, so that "the last one listed" is the newest.
 	slices.SortStableFunc(list.Items, func(a, b v1beta1.ResourceTracker) int {
-		if c := cmp.Compare(a.Spec.ApplicationGeneration, b.Spec.ApplicationGeneration); c != 0 {
-			return c
-		}
-		return a.CreationTimestamp.Compare(b.CreationTimestamp.Time)
+		return cmp.Compare(a.Spec.ApplicationGeneration, b.Spec.ApplicationGeneration)
 	})
 	currentName := ""
 	if i := tracker.Current(list.Items, app); i >= 0 {
