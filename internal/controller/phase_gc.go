@@ -32,6 +32,11 @@ func (r *ApplicationReconciler) collectGarbage(ctx context.Context, s *scope) er
 		// Application is deleted.
 		return nil
 	}
+	if err := r.pruneMovedRoot(ctx, s); err != nil {
+		s.setRetry(err)
+		s.gc.skipped = true
+		return nil
+	}
 	live, err := liveKeys(s.current, s.root)
 	if err != nil {
 		s.gc.skipped = true
@@ -188,6 +193,73 @@ func liveKeys(rts ...*v1beta1.ResourceTracker) (map[tracker.Key]bool, error) {
 		}
 	}
 	return out, nil
+}
+
+// pruneMovedRoot handles objects that left the root set for the version:
+// their garbage-collect rule went, so the current version records them
+// with a manifest, while the root tracker still has the manifest-less
+// entry it keeps for objects that leave the spec. That entry would keep
+// the object alive after it leaves the version too, so it goes. Older
+// versions that do not record the object (it was in the root set then)
+// first get a manifest-less entry for it, so that rolling back to one of
+// them keeps the object instead of collecting it. It runs in garbage
+// collection, after the current version is recorded and dispatched, so
+// the object is recorded by some tracker at every moment.
+func (r *ApplicationReconciler) pruneMovedRoot(ctx context.Context, s *scope) error {
+	if s.root == nil {
+		return nil
+	}
+	rootEntries, err := tracker.Entries(s.root)
+	if err != nil {
+		return err
+	}
+	var current tracker.Index
+	var moved []v1beta1.ManagedResource
+	kept := make([]v1beta1.ManagedResource, 0, len(rootEntries))
+	for _, e := range rootEntries {
+		if e.Data == nil && !e.Deleted {
+			if current == nil {
+				entries, err := tracker.Entries(s.current)
+				if err != nil {
+					return err
+				}
+				current = tracker.IndexOf(entries)
+			}
+			if v, ok := current[tracker.KeyOf(e)]; ok && v.Data != nil && !v.Deleted {
+				e.SkipGC = v.SkipGC // the rule that set it is gone
+				moved = append(moved, e)
+				continue
+			}
+		}
+		kept = append(kept, e)
+	}
+	if len(moved) == 0 {
+		return nil
+	}
+	for i := range s.older {
+		o := &s.older[i]
+		entries, err := tracker.Entries(o)
+		if err != nil {
+			return err
+		}
+		idx := tracker.IndexOf(entries)
+		n := len(entries)
+		for _, m := range moved {
+			if _, ok := idx[tracker.KeyOf(m)]; !ok {
+				entries = append(entries, m)
+			}
+		}
+		if len(entries) > n {
+			if err := r.Trackers.Save(ctx, o, entries, 0); err != nil {
+				return err
+			}
+		}
+	}
+	for _, m := range moved {
+		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Dropped a root tracker entry: the current version records the object",
+			"object", tracker.KeyOf(m).String(), "resourceTracker", s.root.Name)
+	}
+	return r.Trackers.Save(ctx, s.root, kept, 0)
 }
 
 // keptOnUpdate reports whether the resource policies keep r when a new

@@ -238,3 +238,76 @@ spec:
 		t.Errorf("the last sharer left and the object stayed: %v", err)
 	}
 }
+
+// An object whose garbage-collect rule is removed moves from the root
+// tracker back to the version; removing its component later must delete
+// it. Found by the chaos suite (seed 596315): the root tracker kept a
+// manifest-less entry for it, which counted as live forever, so the
+// object was orphaned.
+func TestPolicy_RuleRemovedThenComponentRemovedIsCollected(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	both := `
+components:
+  - {name: a, type: test-config, properties: {name: a, data: {k: v}}}
+  - {name: b, type: test-config, properties: {name: b, data: {k: v}}}
+`
+	never := `
+policies:
+  - name: keep
+    type: garbage-collect
+    properties:
+      rules:
+        - {selector: {componentNames: [a]}, strategy: never}
+`
+	createApp(t, ns, "metadata: {name: app}\nspec:"+indent(both+never))
+	waitReady(t, ns, "app")
+	setSpec(t, ns, "app", both, nil) // the rule goes: a moves back to the version
+	waitReady(t, ns, "app")
+	setSpec(t, ns, "app", `
+components:
+  - {name: b, type: test-config, properties: {name: b, data: {k: v}}}
+`, nil) // a leaves the spec, and no rule keeps it
+	waitReady(t, ns, "app")
+	eventually(t, 20*time.Second, "ConfigMap a collected", func() error {
+		if _, err := getConfigMap(t, ns, "a"); apierrors.IsNotFound(err) {
+			return nil
+		}
+		return errNotYet
+	})
+	if _, err := getConfigMap(t, ns, "b"); err != nil {
+		t.Errorf("ConfigMap b, still in the spec: %v", err)
+	}
+}
+
+// Rolling back to a version that kept an object in the root tracker must
+// not collect the object, even after a newer version moved it to its own
+// tracker (a review found that dropping the root entry did).
+func TestPolicy_RollbackToAVersionThatKeptAnObjectInRootKeepsIt(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	spec := `
+components:
+  - {name: a, type: test-config, properties: {name: a, data: {k: v}}}
+  - {name: b, type: test-config, properties: {name: b, data: {k: v}}}
+`
+	onAppDelete := `
+policies:
+  - name: keep
+    type: garbage-collect
+    properties:
+      rules:
+        - {selector: {componentNames: [a]}, strategy: onAppDelete}
+`
+	createApp(t, ns, "metadata: {name: app, annotations: {app.oam.dev/publishVersion: alpha}}\nspec:"+indent(spec+onAppDelete))
+	waitReady(t, ns, "app")
+	setSpec(t, ns, "app", spec, map[string]string{v1beta1.AnnotationPublishVersion: "beta"})
+	waitReady(t, ns, "app")
+	time.Sleep(3 * time.Second) // passes of beta: its garbage collection ran
+	setSpec(t, ns, "app", spec, map[string]string{v1beta1.AnnotationPublishVersion: "alpha"})
+	waitReady(t, ns, "app")
+	time.Sleep(3 * time.Second)
+	if _, err := getConfigMap(t, ns, "a"); err != nil {
+		t.Fatalf("rolled back to alpha, which delivers ConfigMap a: %v", err)
+	}
+}
