@@ -32,13 +32,11 @@ Application owns).`,
   steward diff -f app.yaml -n prod --context hub`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, hub, err := kube.Client()
+			cfg, hub, ns, err := kube.Target()
 			if err != nil {
 				return exitError(2, err)
 			}
-			if opts.Namespace, _, err = kube.Namespace(); err != nil {
-				return exitError(2, err)
-			}
+			opts.Namespace = ns
 			opts.Out = cmd.OutOrStdout()
 			report, err := cli.Diff(cmd.Context(), cfg, hub, opts)
 			if err != nil {

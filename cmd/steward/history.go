@@ -28,13 +28,11 @@ steward rollback --to can return to.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeAppNames(kube),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, hub, err := kube.Client()
+			_, hub, ns, err := kube.Target()
 			if err != nil {
 				return err
 			}
-			if opts.Namespace, _, err = kube.Namespace(); err != nil {
-				return err
-			}
+			opts.Namespace = ns
 			opts.Name, opts.Out = args[0], cmd.OutOrStdout()
 			return cli.History(cmd.Context(), hub, opts)
 		},

@@ -23,13 +23,11 @@ number of resource trackers and the reason Ready is not True.`,
   steward ls -n prod -o name`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, hub, err := kube.Client()
+			_, hub, ns, err := kube.Target()
 			if err != nil {
 				return err
 			}
-			if opts.Namespace, _, err = kube.Namespace(); err != nil {
-				return err
-			}
+			opts.Namespace = ns
 			opts.Out = cmd.OutOrStdout()
 			return cli.Ls(cmd.Context(), hub, opts)
 		},

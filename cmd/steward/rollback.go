@@ -27,13 +27,11 @@ of versions that can be rolled back to.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeAppNames(kube),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, hub, err := kube.Client()
+			_, hub, ns, err := kube.Target()
 			if err != nil {
 				return err
 			}
-			if opts.Namespace, _, err = kube.Namespace(); err != nil {
-				return err
-			}
+			opts.Namespace = ns
 			opts.Name = args[0]
 			res, err := cli.Rollback(cmd.Context(), hub, opts)
 			if err != nil {

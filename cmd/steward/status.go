@@ -26,13 +26,11 @@ cluster Secrets on the hub, as the controller reads them.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeAppNames(kube),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, hub, err := kube.Client()
+			cfg, hub, ns, err := kube.Target()
 			if err != nil {
 				return err
 			}
-			if opts.Namespace, _, err = kube.Namespace(); err != nil {
-				return err
-			}
+			opts.Namespace = ns
 			opts.Name, opts.Out = args[0], cmd.OutOrStdout()
 			return cli.Status(cmd.Context(), cfg, hub, opts)
 		},

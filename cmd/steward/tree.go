@@ -30,13 +30,11 @@ each with its live state:
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeAppNames(kube),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, hub, err := kube.Client()
+			cfg, hub, ns, err := kube.Target()
 			if err != nil {
 				return err
 			}
-			if opts.Namespace, _, err = kube.Namespace(); err != nil {
-				return err
-			}
+			opts.Namespace = ns
 			opts.Name, opts.Out = args[0], cmd.OutOrStdout()
 			return cli.Tree(cmd.Context(), cfg, hub, opts)
 		},

@@ -81,3 +81,17 @@ func NewClient(cfg *rest.Config) (client.Client, error) {
 	}
 	return c, nil
 }
+
+// Target is what a command about Applications needs: the config, a
+// client and the namespace the flags select (-n, else the context's).
+func (k *Kube) Target() (*rest.Config, client.Client, string, error) {
+	cfg, c, err := k.Client()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	ns, _, err := k.Namespace()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return cfg, c, ns, nil
+}
