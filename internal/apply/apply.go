@@ -38,11 +38,6 @@ type Options struct {
 	// ReportOnly computes what would change without writing: a missing
 	// object is Missing, a patch to send is Drifted.
 	ReportOnly bool
-	// Applied is the UID of the object as Steward last applied it, when
-	// known: an object with that UID whose ownership labels someone
-	// removed is still Steward's, and gets them back. An object with
-	// another Application's labels is never taken.
-	Applied types.UID
 	// ExpectMissing tries to create the object before reading it: one
 	// request instead of two for an object no version had before. An
 	// object that exists after all is handled as usual.
@@ -145,10 +140,35 @@ func (a Applier) checkOwner(live *unstructured.Unstructured, opts Options) error
 	}
 	l := live.GetLabels()
 	name, ns := l[v1beta1.LabelAppName], l[v1beta1.LabelAppNamespace]
-	if name == "" && (opts.TakeOver || (opts.Applied != "" && live.GetUID() == opts.Applied)) {
+	if name == "" && (opts.TakeOver || a.lastApplied(live)) {
 		return nil
 	}
 	return &OwnershipError{Object: describe(live), OwnerName: name, OwnerNamespace: ns}
+}
+
+// lastApplied reports whether live, which has no ownership labels, was
+// last applied by this Application: its last-applied configuration, which
+// Steward writes with every create and patch, names it in the ownership
+// labels. Someone removed the labels by hand, which is drift to repair
+// like any other, in this process or after a restart. Release strips the
+// annotation with the labels, so an object let go on purpose stays
+// unowned; an object another Application owns has labels and is never
+// taken.
+func (a Applier) lastApplied(live *unstructured.Unstructured) bool {
+	raw := live.GetAnnotations()[v1beta1.AnnotationLastApplied]
+	if raw == "" {
+		return false
+	}
+	var last struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal([]byte(raw), &last); err != nil {
+		return false
+	}
+	l := last.Metadata.Labels
+	return l[v1beta1.LabelAppName] == a.Owner.Name && l[v1beta1.LabelAppNamespace] == a.Owner.Namespace
 }
 
 // withLastApplied returns a copy of desired annotated with its own

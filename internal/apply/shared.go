@@ -86,8 +86,9 @@ func (a Applier) leaveShared(ctx context.Context, c client.Client, live *unstruc
 	return true, nil
 }
 
-// Release strips this Application's ownership labels from the object so
-// that it is left in place, owned by nobody (orphaned on purpose).
+// Release strips this Application's ownership labels and last-applied
+// configuration from the object so that it is left in place, owned by
+// nobody (orphaned on purpose).
 func (a Applier) Release(ctx context.Context, c client.Client, ref *unstructured.Unstructured) (Result, error) {
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(ref.GroupVersionKind())
@@ -101,7 +102,12 @@ func (a Applier) Release(ctx context.Context, c client.Client, ref *unstructured
 		return Result{Action: Skipped, Live: live}, nil
 	}
 	labels := map[string]any{v1beta1.LabelAppName: nil, v1beta1.LabelAppNamespace: nil, v1beta1.LabelAppComponent: nil}
-	if err := patchMeta(ctx, c, live, map[string]any{"labels": labels}); err != nil {
+	// The last-applied configuration goes too: it would make the object
+	// look like one whose labels were removed by hand (see lastApplied),
+	// and an Application re-created under the same name would take back
+	// what this one let go.
+	annotations := map[string]any{v1beta1.AnnotationLastApplied: nil}
+	if err := patchMeta(ctx, c, live, map[string]any{"labels": labels, "annotations": annotations}); err != nil {
 		return Result{}, fmt.Errorf("releasing %s: %w", describe(ref), err)
 	}
 	return Result{Action: Skipped, Live: live}, nil

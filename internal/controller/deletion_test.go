@@ -175,6 +175,28 @@ func TestDeletion_OrphanFinalizerLeavesObjectsUnowned(t *testing.T) {
 	}
 }
 
+// What an Application let go on purpose is not taken back by a new
+// Application of the same name: releasing strips the last-applied
+// configuration with the labels, so the object is unowned, not an object
+// whose labels were removed by hand.
+func TestDeletion_OrphanedObjectsAreNotTakenBackByANewAppOfTheSameName(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: web, finalizers: [app.oam.dev/orphan-resource]}\nspec:"+indent(v1Spec))
+	waitReady(t, ns, "web")
+	deleteApp(t, ns, "web")
+
+	createApp(t, ns, webApp)
+	waitNotReady(t, ns, "web", v1beta1.ReasonOwnershipConflict)
+	dep, err := getDeployment(t, ns, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dep.Labels[v1beta1.LabelAppName] != "" {
+		t.Errorf("the orphaned Deployment was taken back: labels %v", dep.Labels)
+	}
+}
+
 // neverKeepConfig is a garbage-collect rule that keeps the ConfigMap
 // forever.
 const neverKeepConfig = `

@@ -121,7 +121,7 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 	registry := clusters.Registry()
 	var watcher *watch.Watcher
 	if opts.DriftDetection == watch.ModeWatch {
-		watcher = watch.New(watch.Options{Clusters: clusters, Metrics: m, Supervise: opts.watchSupervise})
+		watcher = watch.New(watch.Options{Clusters: clusters, Metrics: m, Supervise: opts.watchSupervise, FullReadPeriod: opts.WatchFullReadPeriod})
 		if err := mgr.Add(watcher); err != nil {
 			return nil, err
 		}

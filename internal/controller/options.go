@@ -52,6 +52,9 @@ type Options struct {
 	IdentityClients int
 	// DriftDetection is watch.ModeWatch or watch.ModeTimer.
 	DriftDetection string
+	// WatchFullReadPeriod is how often watch mode reads every object of
+	// an Application in one pass, trusting no cache; 0 never does.
+	WatchFullReadPeriod time.Duration
 	// UnhealthyRequeueBase is the first wait before an unhealthy
 	// Application is looked at again; it doubles with each unhealthy pass
 	// up to the Application's re-sync period. 0 turns the back-off off.
@@ -95,6 +98,7 @@ func NewOptions() Options {
 		UnhealthyRequeueBase: 5 * time.Second,
 		IdentityClients:      256,
 		DriftDetection:       watch.ModeTimer,
+		WatchFullReadPeriod:  time.Hour,
 	}
 }
 
@@ -124,6 +128,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.NoCrossNamespaceObjects, "no-cross-namespace-objects", o.NoCrossNamespaceObjects, "Refuse namespaced objects outside the Application's namespace, and cluster-scoped objects of Applications that act as Steward itself (no ServiceAccount).")
 	fs.IntVar(&o.IdentityClients, "identity-client-cache-size", o.IdentityClients, "Clients kept for impersonated ServiceAccounts, over all clusters; the least recently used is dropped first.")
 	fs.StringVar(&o.DriftDetection, "drift-detection", o.DriftDetection, "How drift is found: \"watch\" runs one metadata-only informer per managed kind and cluster, selected by Steward's ownership label, repairs an object as soon as someone else changes or deletes it, and skips unchanged objects on the re-sync pass; \"timer\" reads every object once per re-sync pass.")
+	fs.DurationVar(&o.WatchFullReadPeriod, "watch-full-read-period", o.WatchFullReadPeriod, "In watch mode, how often one re-sync pass of an Application reads every object from the API server even when the watch cache shows it unchanged: a safety net under the watch. 0 never does after the first pass of the process.")
 	fs.StringVar(&o.TrackerCompression, "resource-tracker-compression", o.TrackerCompression, "How ResourceTrackers store managed resources: \"\" (none), gzip or zstd.")
 }
 
@@ -142,6 +147,9 @@ func (o Options) Validate() error {
 		if err := (cluster.Identity{Name: o.DefaultServiceAccount}).Validate(); err != nil {
 			return fmt.Errorf("--default-service-account: %w", err)
 		}
+	}
+	if o.WatchFullReadPeriod < 0 {
+		return fmt.Errorf("--watch-full-read-period %s: want 0 or more", o.WatchFullReadPeriod)
 	}
 	if o.DriftDetection != watch.ModeWatch && o.DriftDetection != watch.ModeTimer {
 		return fmt.Errorf("--drift-detection %q: want watch or timer", o.DriftDetection)

@@ -61,6 +61,7 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err er
 	}
 	wanted := wantedKeys(all)
 	r.Watch.Use(client.ObjectKeyFromObject(s.app), slices.Collect(maps.Keys(wanted)))
+	s.fullRead = r.Watch.FullReadDue(client.ObjectKeyFromObject(s.app))
 	if len(all) == 0 {
 		return r.dispatched(ctx, s)
 	}
@@ -298,9 +299,8 @@ func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, p *pas
 		// Only watch mode records what it applied: timer mode spends
 		// nothing on hashing manifests.
 		digest = applyDigest(e, opts, s.identity)
-		opts.Applied = r.Watch.Applied(app, key)
 	}
-	if rv, ok := r.Watch.Unchanged(app, key, digest); ok && !s.fresh {
+	if rv, ok := r.Watch.Unchanged(app, key, digest); ok && !s.fresh && !s.fullRead {
 		// Watch mode: the object is as Steward last left it.
 		p.keep.applied++
 		p.keep.unread = append(p.keep.unread, unreadObject{key: key, resourceVersion: rv})

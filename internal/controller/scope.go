@@ -53,6 +53,9 @@ type scope struct {
 	renderErr error
 	// recordErr is why the rendered objects could not be recorded.
 	recordErr error
+	// fullRead is true when watch mode reads every object this pass
+	// instead of trusting its cache (--watch-full-read-period).
+	fullRead bool
 	// fresh is true when current was recorded in this pass, so applied
 	// changes are a dispatch rather than drift being repaired.
 	fresh bool

@@ -84,6 +84,41 @@ func TestStateKeep_RevertsEditedReplicas(t *testing.T) {
 	}
 }
 
+// An ownership label removed by hand is drift like any other: Steward's
+// last-applied configuration on the object names the app, so the next
+// pass puts the labels back, in a process that never applied it (timer
+// mode keeps nothing in memory between passes).
+func TestStateKeep_RestoresOwnershipLabelsRemovedByHand(t *testing.T) {
+	ns := newNamespace(t)
+	stop := startStoppableManager(t, testCfg, testOptions())
+	createApp(t, ns, webApp)
+	waitReady(t, ns, "web")
+	stop()
+
+	dep, err := getDeployment(t, ns, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(dep.DeepCopy())
+	delete(dep.Labels, v1beta1.LabelAppName)
+	delete(dep.Labels, v1beta1.LabelAppNamespace)
+	if err := testClient.Patch(context.Background(), dep, patch); err != nil {
+		t.Fatal(err)
+	}
+	startManager(t, testCfg, testOptions())
+	eventually(t, 15*time.Second, "the ownership labels back", func() error {
+		dep, err := getDeployment(t, ns, "web")
+		if err != nil {
+			return err
+		}
+		if dep.Labels[v1beta1.LabelAppName] != "web" || dep.Labels[v1beta1.LabelAppNamespace] != ns {
+			return fmt.Errorf("labels = %v", dep.Labels)
+		}
+		return nil
+	})
+	waitReady(t, ns, "web")
+}
+
 func TestReconcileInterval_AnnotationOverridesGlobalPeriod(t *testing.T) {
 	ns := newNamespace(t)
 	opts := testOptions()

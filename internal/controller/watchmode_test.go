@@ -184,6 +184,41 @@ func TestWatchMode_SteadyPassesReadAndWriteNothing(t *testing.T) {
 	})
 }
 
+// --watch-full-read-period: the safety net under the watch. Between full
+// reads a pass trusts the cache; once per period a pass reads every
+// object again, whatever the cache says.
+func TestWatchMode_FullReadPeriodReadsEveryObjectAgain(t *testing.T) {
+	ns := newNamespace(t)
+	log := &requestLog{}
+	opts := watchOptions()
+	opts.WatchFullReadPeriod = 3 * time.Second
+	var w *watch.Watcher
+	opts.onWatcher = func(x *watch.Watcher) { w = x }
+	startManager(t, log.wrap(testCfg), opts)
+	app := strings.Replace(webApp, "  name: web\n", "  name: web\n  annotations: {"+v1beta1.AnnotationReconcileInterval+": 1s}\n", 1)
+	createApp(t, ns, app)
+	waitReady(t, ns, "web")
+	waitInformer(t, w, "Deployment.apps@local", true)
+	time.Sleep(3 * time.Second)
+
+	log.reset()
+	before := reconcileCount(t)
+	time.Sleep(7 * time.Second)
+	passes := reconcileCount(t) - before
+	reads := 0
+	for _, r := range log.all() {
+		if strings.HasPrefix(r, "GET ") && strings.Contains(r, "/namespaces/"+ns+"/deployments/web") {
+			reads++
+		}
+	}
+	if reads == 0 {
+		t.Errorf("%v passes in 7 s with a 3 s full-read period read the Deployment not once", passes)
+	}
+	if float64(reads) >= passes {
+		t.Errorf("%d reads of the Deployment in %v passes: every pass read it, the cache was not trusted in between", reads, passes)
+	}
+}
+
 func TestWatchMode_InformersFollowTheKindsTrackersList(t *testing.T) {
 	ns := newNamespace(t)
 	installK8sObjects(t, ns)
@@ -228,11 +263,35 @@ func TestWatchMode_RestartRebuildsInformersFromTrackers(t *testing.T) {
 	stop()
 
 	// A new process knows nothing but what the trackers say.
-	w, _ := startWatching(t, watchOptions())
+	w, stop := startWatching(t, watchOptions())
 	waitInformer(t, w, "Deployment.apps@local", true)
 	time.Sleep(time.Second) // the first pass records what it read
 	deleteAndWaitRecreated(t, testClient, "the Deployment deleted after the restart back",
 		func() (*appsv1.Deployment, error) { return getDeployment(t, ns, "web") })
+
+	// Stopped again: a label removed while no process runs, and so
+	// before any process applied the object, comes back too.
+	stop()
+	dep, err := getDeployment(t, ns, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(dep.DeepCopy())
+	delete(dep.Labels, v1beta1.LabelAppName)
+	if err := testClient.Patch(context.Background(), dep, patch); err != nil {
+		t.Fatal(err)
+	}
+	startWatching(t, watchOptions())
+	eventually(t, 15*time.Second, "the ownership label removed before the restart back", func() error {
+		got, err := getDeployment(t, ns, "web")
+		if err != nil {
+			return err
+		}
+		if got.Labels[v1beta1.LabelAppName] != "web" {
+			return fmt.Errorf("labels = %v", got.Labels)
+		}
+		return nil
+	})
 }
 
 func TestWatchMode_TargetClusterInformersStopWhenItIsDetached(t *testing.T) {

@@ -236,7 +236,10 @@ func (w *Watcher) handler(k kindKey) cache.ResourceEventHandler {
 		if !ok {
 			return
 		}
-		w.event(objectKey{kind: kind, namespace: o.namespace, name: o.name}, o.resourceVersion, o.owner(), gone)
+		key := objectKey{kind: kind, namespace: o.namespace, name: o.name}
+		for _, app := range o.apps() {
+			w.event(key, o.resourceVersion, app, gone)
+		}
 	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { judge(obj, false) },

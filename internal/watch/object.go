@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"strings"
 	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -9,11 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/apply"
 )
 
 // object is what the watch cache keeps of one managed object: its name,
-// namespace and resourceVersion, and the Application its ownership labels
-// name. Namespaces and Applications are interned, so the objects of one
+// namespace and resourceVersion, the Application its ownership labels
+// name, and the sharers of a shared resource. Namespaces and Applications are interned, so the objects of one
 // app share them: a cached object is 48 bytes besides the strings of its
 // name and resourceVersion, where a PartialObjectMetadata is 264 before
 // its labels map and their strings.
@@ -24,6 +26,10 @@ type object struct {
 	name, resourceVersion string
 	namespace             unique.Handle[string]
 	app                   unique.Handle[types.NamespacedName]
+	// sharers is the shared-by annotation of a shared resource (zero for
+	// any other object): every sharer is woken, not only the owner the
+	// labels name.
+	sharers unique.Handle[string]
 }
 
 var _ interface {
@@ -31,16 +37,16 @@ var _ interface {
 	runtime.Object
 } = &object{}
 
-// slim replaces a cached object with an *object: annotations (the
-// last-applied configuration is a whole manifest), managed fields, UID and
-// every label but the ownership ones never stay in memory. It is
+// slim replaces a cached object with an *object: annotations but
+// shared-by (the last-applied configuration is a whole manifest), managed
+// fields, UID and every label but the ownership ones never stay in memory. It is
 // idempotent, as a transform must be.
 func slim(obj any) (any, error) {
 	m, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
 		return obj, nil
 	}
-	return &object{
+	o := &object{
 		name:            m.Name,
 		resourceVersion: m.ResourceVersion,
 		namespace:       unique.Make(m.Namespace),
@@ -48,7 +54,26 @@ func slim(obj any) (any, error) {
 			Namespace: m.Labels[v1beta1.LabelAppNamespace],
 			Name:      m.Labels[v1beta1.LabelAppName],
 		}),
-	}, nil
+	}
+	o.SetAnnotations(m.Annotations)
+	return o, nil
+}
+
+// apps returns the Applications an event on the object concerns: the
+// owner its labels name and every other sharer of a shared resource.
+func (o *object) apps() []types.NamespacedName {
+	owner := o.owner()
+	apps := []types.NamespacedName{owner}
+	if o.sharers == (unique.Handle[string]{}) {
+		return apps
+	}
+	for _, s := range strings.Split(o.sharers.Value(), ",") {
+		ns, name, ok := strings.Cut(s, "/")
+		if app := (types.NamespacedName{Namespace: ns, Name: name}); ok && app != owner {
+			apps = append(apps, app)
+		}
+	}
+	return apps
 }
 
 // owner is the Application of the object's ownership labels.
@@ -98,8 +123,22 @@ func (o *object) SetLabels(labels map[string]string) {
 	o.app = unique.Make(types.NamespacedName{Namespace: labels[v1beta1.LabelAppNamespace], Name: labels[v1beta1.LabelAppName]})
 }
 
-func (o *object) GetAnnotations() map[string]string             { return nil }
-func (o *object) SetAnnotations(map[string]string)              {}
+// GetAnnotations returns the shared-by annotation, when the object has it.
+func (o *object) GetAnnotations() map[string]string {
+	if o.sharers == (unique.Handle[string]{}) {
+		return nil
+	}
+	return map[string]string{apply.AnnotationSharedBy: o.sharers.Value()}
+}
+
+// SetAnnotations keeps the shared-by annotation of annotations.
+func (o *object) SetAnnotations(annotations map[string]string) {
+	o.sharers = unique.Handle[string]{}
+	if v := annotations[apply.AnnotationSharedBy]; v != "" {
+		o.sharers = unique.Make(v)
+	}
+}
+
 func (o *object) GetFinalizers() []string                       { return nil }
 func (o *object) SetFinalizers([]string)                        {}
 func (o *object) GetOwnerReferences() []metav1.OwnerReference   { return nil }

@@ -47,6 +47,13 @@ type Options struct {
 	// Metrics records informers, events and skipped objects; nil records
 	// nothing.
 	Metrics *metrics.Metrics
+	// FullReadPeriod is how often a pass of one Application reads every
+	// object even when the cache shows it unchanged: a safety net under
+	// the watch (an event lost to a bug, a cache that went wrong). Zero
+	// never does beyond the first pass of each process.
+	FullReadPeriod time.Duration
+	// now is the clock (time.Now); tests set it.
+	now func() time.Time
 }
 
 // Watcher runs watch mode. Its methods are safe for concurrent use, and do
@@ -89,6 +96,8 @@ func objectKeyOf(k tracker.Key) objectKey {
 type appState struct {
 	kinds   map[unique.Handle[kindKey]]struct{}
 	objects map[objectKey]*objState
+	// fullRead is when a pass last read every object (FullReadDue).
+	fullRead time.Time
 }
 
 // objState is what Steward knows of one object it applied.
@@ -98,8 +107,6 @@ type objState struct {
 	rv string
 	// digest identifies the manifest and options rv was reached with.
 	digest uint64
-	// uid is the object's UID as Steward last wrote or read it.
-	uid types.UID
 	// writing counts writes in flight; events that arrive meanwhile are
 	// judged when the write returns its resourceVersion.
 	writing int
@@ -116,6 +123,9 @@ func New(opts Options) *Watcher {
 	}
 	if opts.Supervise <= 0 {
 		opts.Supervise = 10 * time.Second
+	}
+	if opts.now == nil {
+		opts.now = time.Now
 	}
 	return &Watcher{
 		opts:      opts,
@@ -252,21 +262,26 @@ func (w *Watcher) Unchanged(app types.NamespacedName, key tracker.Key, digest ui
 	return rv, true
 }
 
-// Applied returns the UID of the object of key as Steward last applied it
-// for app in this process, if it did.
-func (w *Watcher) Applied(app types.NamespacedName, key tracker.Key) types.UID {
+// FullReadDue reports whether this pass of app must read every object,
+// trusting no cached resourceVersion: the first pass in this process, and
+// then once per FullReadPeriod. It counts the pass as that read. It is
+// false in timer mode (a nil *Watcher), which reads everything anyway.
+func (w *Watcher) FullReadDue(app types.NamespacedName) bool {
 	if w == nil {
-		return ""
+		return false
 	}
-	key = normalize(key)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if st := w.apps[app]; st != nil {
-		if o := st.objects[objectKeyOf(key)]; o != nil {
-			return o.uid
-		}
+	st := w.apps[app]
+	if st == nil {
+		return true
 	}
-	return ""
+	now := w.opts.now()
+	if !st.fullRead.IsZero() && (w.opts.FullReadPeriod <= 0 || now.Sub(st.fullRead) < w.opts.FullReadPeriod) {
+		return false
+	}
+	st.fullRead = now
+	return true
 }
 
 // Begin marks a write (or read) of key for app in flight. Call the
@@ -297,7 +312,7 @@ func (w *Watcher) Begin(app types.NamespacedName, key tracker.Key) func(live met
 		w.mu.Lock()
 		o.writing--
 		if live != nil {
-			rv, o.uid = live.GetResourceVersion(), live.GetUID()
+			rv = live.GetResourceVersion()
 		}
 		o.rv, o.digest = rv, digest
 		seen := o.seen

@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -170,5 +171,72 @@ func TestSlim_KeepsWhatEventsAndTheStoreRead(t *testing.T) {
 	}
 	if got, _ := q.Get(); got.NamespacedName != app {
 		t.Fatalf("enqueued %v, want %v", got, app)
+	}
+}
+
+// A shared resource names its first sharer in its labels and every sharer
+// in its shared-by annotation: an edit by someone else wakes each sharer
+// that applied it, not only the owner.
+func TestEvents_EverySharerOfASharedResourceIsWoken(t *testing.T) {
+	w, q := newQueued(t)
+	other := types.NamespacedName{Namespace: "team", Name: "api"}
+	for _, a := range []types.NamespacedName{app, other} {
+		w.Use(a, []tracker.Key{depKey})
+		w.Begin(a, depKey)(obj("5"), 1)
+	}
+	cached, err := slim(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "team", Name: "web", ResourceVersion: "6",
+		Labels:      map[string]string{v1beta1.LabelAppName: "web", v1beta1.LabelAppNamespace: "team"},
+		Annotations: map[string]string{"app.oam.dev/shared-by": "team/web,team/api", v1beta1.AnnotationLastApplied: "{}"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cached.(metav1.Object).GetAnnotations(); len(got) != 1 {
+		t.Errorf("the cache keeps annotations %v, want only shared-by", got)
+	}
+	edited := *cached.(*object)
+	edited.resourceVersion = "7"
+	w.handler(kindOf(normalize(depKey))).OnUpdate(cached, &edited)
+	woken := map[types.NamespacedName]bool{}
+	for q.Len() > 0 {
+		r, _ := q.Get()
+		woken[r.NamespacedName] = true
+		q.Done(r)
+	}
+	if !woken[app] || !woken[other] || len(woken) != 2 {
+		t.Errorf("woken %v, want both sharers", woken)
+	}
+}
+
+// The cache is trusted between full reads only: the first pass of each
+// Application in a process reads everything, and so does the first pass
+// once FullReadPeriod has passed since the last full read.
+func TestFullReadDue_FirstPassThenOncePerPeriod(t *testing.T) {
+	now := time.Unix(1000, 0)
+	w := New(Options{FullReadPeriod: time.Hour, now: func() time.Time { return now }})
+	w.Use(app, []tracker.Key{depKey})
+	steps := []struct {
+		after time.Duration
+		want  bool
+	}{{0, true}, {time.Minute, false}, {58 * time.Minute, false}, {time.Minute, true}, {time.Second, false}}
+	for i, s := range steps {
+		now = now.Add(s.after)
+		if got := w.FullReadDue(app); got != s.want {
+			t.Errorf("pass %d (+%s): full read %v, want %v", i, s.after, got, s.want)
+		}
+	}
+	never := New(Options{now: func() time.Time { return now }})
+	never.Use(app, []tracker.Key{depKey})
+	if !never.FullReadDue(app) {
+		t.Error("the first pass of a process did not read everything")
+	}
+	now = now.Add(100 * time.Hour)
+	if never.FullReadDue(app) {
+		t.Error("with no period, a later pass read everything")
+	}
+	var timer *Watcher
+	if timer.FullReadDue(app) {
+		t.Error("timer mode asked for a full read (it reads everything anyway)")
 	}
 }

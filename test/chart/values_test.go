@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -28,6 +29,7 @@ func TestChart_SchemaRejectsBadValues(t *testing.T) {
 		{"controllerArgs.trackerCompression=lz4", "/controllerArgs/trackerCompression"},
 		{"controllerArgs.concurrentReconciles=0", "/controllerArgs/concurrentReconciles"},
 		{"controllerArgs.reSyncPeriod=soon", "/controllerArgs/reSyncPeriod"},
+		{"controllerArgs.watchFullReadPeriod=hourly", "/controllerArgs/watchFullReadPeriod"},
 		{"controllerArgs.cachedGVKs={Deployment}", "/controllerArgs/cachedGVKs/0"},
 		{"kubeAPI.burst=0", "/kubeAPI/burst"},
 		{"metrics.port=70000", "/metrics/port"},
@@ -65,7 +67,7 @@ func TestChart_SchemaAcceptsCustomValues(t *testing.T) {
 	}
 	objs := render(t, "-f", values)
 	opts := parseControllerFlags(t, containerArgs(t, one(t, objs, "Deployment"))[1:])
-	if opts.DriftDetection != "watch" || opts.TrackerCompression != "" || opts.RevisionLimit != 0 || opts.KubeAPIQPS != 50.5 {
+	if opts.DriftDetection != "watch" || opts.WatchFullReadPeriod != 30*time.Minute || opts.TrackerCompression != "" || opts.RevisionLimit != 0 || opts.KubeAPIQPS != 50.5 {
 		t.Fatalf("options from values-custom.yaml: %+v", opts)
 	}
 }

@@ -65,6 +65,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 - --optimize-cached-gvks={{ join "," . }}
 {{- end }}
 - --drift-detection={{ .Values.controllerArgs.driftDetection }}
+- --watch-full-read-period={{ .Values.controllerArgs.watchFullReadPeriod }}
 - --kube-api-qps={{ .Values.kubeAPI.qps }}
 - --kube-api-burst={{ .Values.kubeAPI.burst }}
 - --system-definition-namespace={{ .Values.systemDefinitionNamespace }}
