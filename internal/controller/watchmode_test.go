@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/apply"
 	"github.com/steward-oam/steward/internal/cli"
 	"github.com/steward-oam/steward/internal/testcp"
 	"github.com/steward-oam/steward/internal/watch"
@@ -217,6 +218,63 @@ func TestWatchMode_FullReadPeriodReadsEveryObjectAgain(t *testing.T) {
 	if float64(reads) >= passes {
 		t.Errorf("%d reads of the Deployment in %v passes: every pass read it, the cache was not trusted in between", reads, passes)
 	}
+}
+
+// A shared resource deleted by hand is re-created by its owner, listing
+// only the owner as sharer; the second sharer must be woken too and join
+// again at once, or deleting the owner before the second sharer's next
+// re-sync (an hour here) would delete an object it still shares.
+func TestWatchMode_EverySharerOfADeletedSharedResourceIsWoken(t *testing.T) {
+	ns := newNamespace(t)
+	startWatching(t, watchOptions())
+	doc := func(name string) string {
+		return fmt.Sprintf(`
+metadata: {name: %s}
+spec:
+  components:
+    - {name: c, type: test-config, properties: {name: shared, data: {by: %s}}}
+  policies:
+    - {name: share, type: shared-resource, properties: {rules: [{selector: {resourceTypes: [ConfigMap]}}]}}
+`, name, name)
+	}
+	createApp(t, ns, doc("one"))
+	waitReady(t, ns, "one")
+	createApp(t, ns, doc("two"))
+	waitReady(t, ns, "two")
+	both := ns + "/one," + ns + "/two"
+	eventually(t, 15*time.Second, "both sharers listed", func() error {
+		got, err := getConfigMap(t, ns, "shared")
+		if err != nil {
+			return err
+		}
+		if sb := got.Annotations[apply.AnnotationSharedBy]; sb != both {
+			return fmt.Errorf("shared-by = %q", sb)
+		}
+		return nil
+	})
+	time.Sleep(time.Second) // the informers see the object as last written
+
+	cm, err := getConfigMap(t, ns, "shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testClient.Delete(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+	waitRepaired(t, "the shared ConfigMap back with both sharers", func() error {
+		got, err := getConfigMap(t, ns, "shared")
+		if err != nil {
+			return err
+		}
+		if got.UID == cm.UID {
+			return fmt.Errorf("still the old object")
+		}
+		// Whichever sharer re-created it is listed first.
+		if sb := got.Annotations[apply.AnnotationSharedBy]; sb != both && sb != ns+"/two,"+ns+"/one" {
+			return fmt.Errorf("shared-by = %q", sb)
+		}
+		return nil
+	})
 }
 
 func TestWatchMode_InformersFollowTheKindsTrackersList(t *testing.T) {
