@@ -154,10 +154,14 @@ func TestDeletion_DeniedDeleteHoldsTheApplicationUntilAllowed(t *testing.T) {
 	}
 }
 
+// orphanedWebApp is the web Application with KubeVela's orphan finalizer:
+// deleting it leaves its objects in place.
+var orphanedWebApp = "metadata: {name: web, finalizers: [app.oam.dev/orphan-resource]}\nspec:" + indent(v1Spec)
+
 func TestDeletion_OrphanFinalizerLeavesObjectsUnowned(t *testing.T) {
 	ns := newNamespace(t)
 	startManager(t, testCfg, testOptions())
-	createApp(t, ns, "metadata: {name: web, finalizers: [app.oam.dev/orphan-resource]}\nspec:"+indent(v1Spec))
+	createApp(t, ns, orphanedWebApp)
 	waitReady(t, ns, "web")
 	deleteApp(t, ns, "web")
 	dep, err := getDeployment(t, ns, "web")
@@ -182,7 +186,7 @@ func TestDeletion_OrphanFinalizerLeavesObjectsUnowned(t *testing.T) {
 func TestDeletion_OrphanedObjectsAreNotTakenBackByANewAppOfTheSameName(t *testing.T) {
 	ns := newNamespace(t)
 	startManager(t, testCfg, testOptions())
-	createApp(t, ns, "metadata: {name: web, finalizers: [app.oam.dev/orphan-resource]}\nspec:"+indent(v1Spec))
+	createApp(t, ns, orphanedWebApp)
 	waitReady(t, ns, "web")
 	deleteApp(t, ns, "web")
 

@@ -60,8 +60,9 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err er
 		all = append(all, entries...)
 	}
 	wanted := wantedKeys(all)
-	r.Watch.Use(client.ObjectKeyFromObject(s.app), slices.Collect(maps.Keys(wanted)))
-	s.fullRead = r.Watch.FullReadDue(client.ObjectKeyFromObject(s.app))
+	appKey := client.ObjectKeyFromObject(s.app)
+	r.Watch.Use(appKey, slices.Collect(maps.Keys(wanted)))
+	s.fullRead = r.Watch.FullReadDue(appKey)
 	if len(all) == 0 {
 		return r.dispatched(ctx, s)
 	}

@@ -201,11 +201,10 @@ func TestOwnership_AnotherAppsObjectIsNeverOverwritten(t *testing.T) {
 	}
 }
 
-func TestPolicy_SharedResourceGoesWithTheLastSharer(t *testing.T) {
-	ns := newNamespace(t)
-	startManager(t, testCfg, testOptions())
-	doc := func(name string) string {
-		return fmt.Sprintf(`
+// sharedConfigApp is an Application that shares the ConfigMap "shared"
+// (a shared-resource policy) and writes its own name into it.
+func sharedConfigApp(name string) string {
+	return fmt.Sprintf(`
 metadata: {name: %s}
 spec:
   components:
@@ -213,10 +212,14 @@ spec:
   policies:
     - {name: share, type: shared-resource, properties: {rules: [{selector: {resourceTypes: [ConfigMap]}}]}}
 `, name, name)
-	}
-	createApp(t, ns, doc("one"))
+}
+
+func TestPolicy_SharedResourceGoesWithTheLastSharer(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, sharedConfigApp("one"))
 	waitReady(t, ns, "one")
-	createApp(t, ns, doc("two"))
+	createApp(t, ns, sharedConfigApp("two"))
 	waitReady(t, ns, "two")
 	got, _ := getConfigMap(t, ns, "shared")
 	if got.Data["by"] != "one" {

@@ -20,6 +20,38 @@ func getDeployment(t *testing.T, ns, name string) (*appsv1.Deployment, error) {
 	return dep, err
 }
 
+// removeDeploymentLabels strips labels from the Deployment ns/name, as a
+// user editing it by hand.
+func removeDeploymentLabels(t *testing.T, ns, name string, labels ...string) {
+	t.Helper()
+	dep, err := getDeployment(t, ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(dep.DeepCopy())
+	for _, l := range labels {
+		delete(dep.Labels, l)
+	}
+	if err := testClient.Patch(context.Background(), dep, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// labelledForWeb checks that the Deployment ns/web carries the ownership
+// labels of the Application ns/web.
+func labelledForWeb(t *testing.T, ns string) func() error {
+	return func() error {
+		dep, err := getDeployment(t, ns, "web")
+		if err != nil {
+			return err
+		}
+		if dep.Labels[v1beta1.LabelAppName] != "web" || dep.Labels[v1beta1.LabelAppNamespace] != ns {
+			return fmt.Errorf("labels = %v", dep.Labels)
+		}
+		return nil
+	}
+}
+
 func TestStateKeep_RecreatesDeletedDeployment(t *testing.T) {
 	ns := newNamespace(t)
 	startManager(t, testCfg, testOptions())
@@ -95,27 +127,9 @@ func TestStateKeep_RestoresOwnershipLabelsRemovedByHand(t *testing.T) {
 	waitReady(t, ns, "web")
 	stop()
 
-	dep, err := getDeployment(t, ns, "web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(dep.DeepCopy())
-	delete(dep.Labels, v1beta1.LabelAppName)
-	delete(dep.Labels, v1beta1.LabelAppNamespace)
-	if err := testClient.Patch(context.Background(), dep, patch); err != nil {
-		t.Fatal(err)
-	}
+	removeDeploymentLabels(t, ns, "web", v1beta1.LabelAppName, v1beta1.LabelAppNamespace)
 	startManager(t, testCfg, testOptions())
-	eventually(t, 15*time.Second, "the ownership labels back", func() error {
-		dep, err := getDeployment(t, ns, "web")
-		if err != nil {
-			return err
-		}
-		if dep.Labels[v1beta1.LabelAppName] != "web" || dep.Labels[v1beta1.LabelAppNamespace] != ns {
-			return fmt.Errorf("labels = %v", dep.Labels)
-		}
-		return nil
-	})
+	eventually(t, 15*time.Second, "the ownership labels back", labelledForWeb(t, ns))
 	waitReady(t, ns, "web")
 }
 

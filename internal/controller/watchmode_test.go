@@ -117,22 +117,8 @@ func TestWatchMode_RepairsDeletesEditsAndRemovedLabelsAtOnce(t *testing.T) {
 
 	// The ownership label removed: the object leaves the informer's
 	// selector, which the informer sees as a delete; the label comes back.
-	dep, _ = getDeployment(t, ns, "web")
-	patch = client.MergeFrom(dep.DeepCopy())
-	delete(dep.Labels, v1beta1.LabelAppName)
-	if err := testClient.Patch(ctx, dep, patch); err != nil {
-		t.Fatal(err)
-	}
-	waitRepaired(t, "the ownership label back", func() error {
-		got, err := getDeployment(t, ns, "web")
-		if err != nil {
-			return err
-		}
-		if got.Labels[v1beta1.LabelAppName] != "web" {
-			return fmt.Errorf("labels = %v", got.Labels)
-		}
-		return nil
-	})
+	removeDeploymentLabels(t, ns, "web", v1beta1.LabelAppName)
+	waitRepaired(t, "the ownership label back", labelledForWeb(t, ns))
 }
 
 func TestWatchMode_SteadyPassesReadAndWriteNothing(t *testing.T) {
@@ -227,19 +213,9 @@ func TestWatchMode_FullReadPeriodReadsEveryObjectAgain(t *testing.T) {
 func TestWatchMode_EverySharerOfADeletedSharedResourceIsWoken(t *testing.T) {
 	ns := newNamespace(t)
 	startWatching(t, watchOptions())
-	doc := func(name string) string {
-		return fmt.Sprintf(`
-metadata: {name: %s}
-spec:
-  components:
-    - {name: c, type: test-config, properties: {name: shared, data: {by: %s}}}
-  policies:
-    - {name: share, type: shared-resource, properties: {rules: [{selector: {resourceTypes: [ConfigMap]}}]}}
-`, name, name)
-	}
-	createApp(t, ns, doc("one"))
+	createApp(t, ns, sharedConfigApp("one"))
 	waitReady(t, ns, "one")
-	createApp(t, ns, doc("two"))
+	createApp(t, ns, sharedConfigApp("two"))
 	waitReady(t, ns, "two")
 	both := ns + "/one," + ns + "/two"
 	eventually(t, 15*time.Second, "both sharers listed", func() error {
@@ -330,26 +306,9 @@ func TestWatchMode_RestartRebuildsInformersFromTrackers(t *testing.T) {
 	// Stopped again: a label removed while no process runs, and so
 	// before any process applied the object, comes back too.
 	stop()
-	dep, err := getDeployment(t, ns, "web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(dep.DeepCopy())
-	delete(dep.Labels, v1beta1.LabelAppName)
-	if err := testClient.Patch(context.Background(), dep, patch); err != nil {
-		t.Fatal(err)
-	}
+	removeDeploymentLabels(t, ns, "web", v1beta1.LabelAppName)
 	startWatching(t, watchOptions())
-	eventually(t, 15*time.Second, "the ownership label removed before the restart back", func() error {
-		got, err := getDeployment(t, ns, "web")
-		if err != nil {
-			return err
-		}
-		if got.Labels[v1beta1.LabelAppName] != "web" {
-			return fmt.Errorf("labels = %v", got.Labels)
-		}
-		return nil
-	})
+	eventually(t, 15*time.Second, "the ownership label removed before the restart back", labelledForWeb(t, ns))
 }
 
 func TestWatchMode_TargetClusterInformersStopWhenItIsDetached(t *testing.T) {

@@ -15,10 +15,11 @@ import (
 
 // object is what the watch cache keeps of one managed object: its name,
 // namespace and resourceVersion, the Application its ownership labels
-// name, and the sharers of a shared resource. Namespaces and Applications are interned, so the objects of one
-// app share them: a cached object is 48 bytes besides the strings of its
-// name and resourceVersion, where a PartialObjectMetadata is 264 before
-// its labels map and their strings.
+// name, and the sharers of a shared resource. Namespaces, Applications and
+// sharer lists are interned, so the objects of one app share them: a
+// cached object is 56 bytes besides the strings of its name and
+// resourceVersion, where a PartialObjectMetadata is 264 before its labels
+// map and their strings.
 //
 // It implements metav1.Object for the informer's key function and store;
 // the fields it does not keep read as zero and setting them does nothing.
@@ -39,8 +40,8 @@ var _ interface {
 
 // slim replaces a cached object with an *object: annotations but
 // shared-by (the last-applied configuration is a whole manifest), managed
-// fields, UID and every label but the ownership ones never stay in memory. It is
-// idempotent, as a transform must be.
+// fields, UID and every label but the ownership ones never stay in
+// memory. It is idempotent, as a transform must be.
 func slim(obj any) (any, error) {
 	m, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
