@@ -307,9 +307,16 @@ policies:
 	setSpec(t, ns, "app", spec, map[string]string{v1beta1.AnnotationPublishVersion: "beta"})
 	waitReady(t, ns, "app")
 	time.Sleep(3 * time.Second) // passes of beta: its garbage collection ran
+	// Only the annotation changes, so the generation stays and Ready may
+	// still be beta's: poll for alpha's revision.
 	setSpec(t, ns, "app", spec, map[string]string{v1beta1.AnnotationPublishVersion: "alpha"})
-	waitReady(t, ns, "app")
-	time.Sleep(3 * time.Second)
+	eventually(t, 20*time.Second, "latestRevision app-alpha", func() error {
+		if rev := getApp(t, ns, "app").Status.LatestRevision; rev == nil || rev.Name != "app-alpha" {
+			return fmt.Errorf("latestRevision = %+v, want app-alpha", rev)
+		}
+		return nil
+	})
+	time.Sleep(3 * time.Second) // passes of alpha: its garbage collection ran
 	if _, err := getConfigMap(t, ns, "a"); err != nil {
 		t.Fatalf("rolled back to alpha, which delivers ConfigMap a: %v", err)
 	}

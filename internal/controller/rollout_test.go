@@ -178,10 +178,15 @@ func TestLifecycle_RollbackByPublishVersionRestoresTheEarlierObjects(t *testing.
 		}
 		return nil
 	})
-	app := waitReady(t, ns, "web")
-	if app.Status.LatestRevision == nil || app.Status.LatestRevision.Name != "web-alpha" {
-		t.Errorf("latestRevision = %+v, want web-alpha", app.Status.LatestRevision)
-	}
+	// Only the annotation changed, so the generation did not move and
+	// Ready may still be the beta pass's: wait for the status to name alpha.
+	eventually(t, 20*time.Second, "latestRevision web-alpha", func() error {
+		if rev := getApp(t, ns, "web").Status.LatestRevision; rev == nil || rev.Name != "web-alpha" {
+			return fmt.Errorf("latestRevision = %+v, want web-alpha", rev)
+		}
+		return nil
+	})
+	waitReady(t, ns, "web")
 	waitEvent(t, ns, "web", eventRolledBack)
 	assertNoOrphans(t, ns, "web")
 }
