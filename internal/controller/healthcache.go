@@ -24,11 +24,15 @@ import (
 // not evaluated again, and in watch mode unchanged objects are not read
 // for it.
 type healthCache struct {
-	mu   sync.Mutex
-	apps map[types.NamespacedName]map[string]cachedHealth
+	mu sync.Mutex
+	// apps holds each Application's entries as a slice sized to fit: an
+	// Application has a few components, and a map per Application cost
+	// most of a kilobyte even for one.
+	apps map[types.NamespacedName][]cachedHealth
 }
 
 type cachedHealth struct {
+	key         string
 	fingerprint uint64
 	health      componentHealth
 }
@@ -36,26 +40,30 @@ type cachedHealth struct {
 func (c *healthCache) get(app types.NamespacedName, key string, fp uint64) (componentHealth, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	h, ok := c.apps[app][key]
-	if !ok || h.fingerprint != fp {
-		return componentHealth{}, false
+	for _, h := range c.apps[app] {
+		if h.key == key {
+			if h.fingerprint != fp {
+				break
+			}
+			return h.health, true
+		}
 	}
-	return h.health, true
+	return componentHealth{}, false
 }
 
 // put replaces the app's cached health with the components of one pass,
 // so components removed from the app do not stay.
-func (c *healthCache) put(app types.NamespacedName, entries map[string]cachedHealth) {
+func (c *healthCache) put(app types.NamespacedName, entries []cachedHealth) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.apps == nil {
-		c.apps = map[types.NamespacedName]map[string]cachedHealth{}
+		c.apps = map[types.NamespacedName][]cachedHealth{}
 	}
 	if len(entries) == 0 {
 		delete(c.apps, app)
 		return
 	}
-	c.apps[app] = entries
+	c.apps[app] = slices.Clip(entries)
 }
 
 func (c *healthCache) forget(app types.NamespacedName) {

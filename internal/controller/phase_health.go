@@ -51,7 +51,7 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 		ClusterVersion: r.ClusterVersion,
 	}
 	app := client.ObjectKeyFromObject(s.app)
-	cached := map[string]cachedHealth{}
+	var cached []cachedHealth
 	s.health = map[string]componentHealth{}
 	for _, comp := range s.app.Spec.Components {
 		for _, g := range byCluster(entries) {
@@ -63,7 +63,7 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 			fp := healthFingerprint(s, defs, comp, g.entries, unread)
 			if h, ok := r.health.get(app, k, fp); ok {
 				s.health[k] = h
-				cached[k] = cachedHealth{fingerprint: fp, health: h}
+				cached = append(cached, cachedHealth{key: k, fingerprint: fp, health: h})
 				continue
 			}
 			read, complete := r.readUnread(ctx, s, comp.Name, g.entries, unread)
@@ -79,7 +79,7 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 				fp = healthFingerprint(s, defs, comp, g.entries, unread)
 			}
 			if complete {
-				cached[k] = cachedHealth{fingerprint: fp, health: s.health[k]}
+				cached = append(cached, cachedHealth{key: k, fingerprint: fp, health: s.health[k]})
 			}
 		}
 	}

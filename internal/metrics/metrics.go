@@ -38,8 +38,7 @@ const (
 type Metrics struct {
 	stageDuration     *prometheus.HistogramVec
 	stateKeepDuration prometheus.Histogram
-	trackedResources  *prometheus.GaugeVec
-	trackerSize       *prometheus.GaugeVec
+	apps              *appGauges
 	apiRequests       *prometheus.CounterVec
 	driftRepaired     *prometheus.CounterVec
 	gcDeletions       *prometheus.CounterVec
@@ -77,14 +76,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Time one StateKeep pass (a pass that dispatches no new version) takes over every recorded object of an Application.",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16), // 5ms to 164s
 		}),
-		trackedResources: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: namespace, Name: "tracked_resources",
-			Help: "Objects recorded in an Application's resource trackers.",
-		}, []string{"namespace", "app"}),
-		trackerSize: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: namespace, Name: "tracker_size_bytes",
-			Help: "Size of an Application's resource trackers: the manifests as JSON (raw) and as stored after compression (stored).",
-		}, []string{"namespace", "app", "encoding"}),
+		apps: newAppGauges(),
 		apiRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "api_requests_total",
 			Help: "Requests to Kubernetes API servers by verb (get, list, watch, create, update, patch, delete, deletecollection, nonresource) and HTTP status code (\"error\" when no response came back).",
@@ -117,8 +109,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	var errs []error
 	m.stageDuration = register(reg, m.stageDuration, &errs)
 	m.stateKeepDuration = register(reg, m.stateKeepDuration, &errs)
-	m.trackedResources = register(reg, m.trackedResources, &errs)
-	m.trackerSize = register(reg, m.trackerSize, &errs)
+	m.apps = register(reg, m.apps, &errs)
 	m.apiRequests = register(reg, m.apiRequests, &errs)
 	m.driftRepaired = register(reg, m.driftRepaired, &errs)
 	m.gcDeletions = register(reg, m.gcDeletions, &errs)
@@ -182,7 +173,7 @@ func (m *Metrics) SetTrackedResources(namespace, app string, n int) {
 	if m == nil {
 		return
 	}
-	m.trackedResources.WithLabelValues(namespace, app).Set(float64(n))
+	m.apps.update(namespace, app, func(s *appSizes) { s.tracked, s.hasTracked = int64(n), true })
 }
 
 // SetTrackerSize sets the size in bytes of an Application's current
@@ -192,8 +183,9 @@ func (m *Metrics) SetTrackerSize(namespace, app string, raw, stored int) {
 	if m == nil {
 		return
 	}
-	m.trackerSize.WithLabelValues(namespace, app, EncodingRaw).Set(float64(raw))
-	m.trackerSize.WithLabelValues(namespace, app, EncodingStored).Set(float64(stored))
+	m.apps.update(namespace, app, func(s *appSizes) {
+		s.raw, s.stored, s.hasSize = int64(raw), int64(stored), true
+	})
 }
 
 // DriftRepaired counts one object of kind that StateKeep restored.
@@ -272,7 +264,5 @@ func (m *Metrics) DeleteApp(namespace, app string) {
 	if m == nil {
 		return
 	}
-	labels := prometheus.Labels{"namespace": namespace, "app": app}
-	m.trackedResources.DeletePartialMatch(labels)
-	m.trackerSize.DeletePartialMatch(labels)
+	m.apps.delete(namespace, app)
 }

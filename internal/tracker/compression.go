@@ -70,7 +70,11 @@ const maxDecodedSize = 128 << 20
 // for concurrent use. Building one per call cost more than the work.
 var (
 	zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
-		return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(min(runtime.GOMAXPROCS(0), 4)))
+		// Lower memory: the encoder's tables were the biggest fixed cost of
+		// the controller's heap (about 3 MiB at the defaults); trackers are
+		// small and written once per version, so speed matters little.
+		return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(min(runtime.GOMAXPROCS(0), 2)),
+			zstd.WithLowerEncoderMem(true), zstd.WithWindowSize(1<<20))
 	})
 	zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
 		return zstd.NewReader(nil, zstd.WithDecoderConcurrency(min(runtime.GOMAXPROCS(0), 4)),
