@@ -44,16 +44,22 @@ func cacheOptions(syncPeriod *time.Duration) cache.Options {
 }
 
 // maxInterned bounds the shared strings: kinds, API versions, condition
-// texts and namespaces number in the hundreds, not per object.
-const maxInterned = 4096
+// texts and namespaces number in the hundreds, not per object. Strings
+// longer than maxInternedLen (a long error message) are never shared, so
+// the table holds at most about 512 KiB.
+const (
+	maxInterned    = 4096
+	maxInternedLen = 128
+)
 
 // interner shares the copies of strings that repeat across cached objects
 // (kinds, API versions, condition types, reasons and messages,
 // namespaces), so that thousands of cached Applications and trackers hold
 // one copy of each instead of one per object: about 0.75 KiB per cached
-// Application of eight objects. Once full, new strings are kept as they
-// are: the table never grows with the number of objects. The caller holds
-// mu.
+// Application of eight objects. When full, the table starts afresh:
+// objects cached before keep their copies, and strings seen from then on
+// are shared again, so it neither grows with the number of objects nor
+// stops sharing after a burst of distinct messages. The caller holds mu.
 type interner struct {
 	mu      sync.Mutex
 	max     int
@@ -65,16 +71,17 @@ func newInterner(max int) *interner {
 }
 
 func (in *interner) intern(s *string) {
-	if *s == "" {
+	if *s == "" || len(*s) > maxInternedLen {
 		return
 	}
 	if c, ok := in.strings[*s]; ok {
 		*s = c
 		return
 	}
-	if len(in.strings) < in.max {
-		in.strings[*s] = *s
+	if len(in.strings) >= in.max {
+		clear(in.strings)
 	}
+	in.strings[*s] = *s
 }
 
 // internMeta shares the namespace, the finalizers and the values of the

@@ -63,7 +63,7 @@ func (c *healthCache) put(app types.NamespacedName, entries []cachedHealth) {
 		delete(c.apps, app)
 		return
 	}
-	c.apps[app] = slices.Clip(entries)
+	c.apps[app] = fit(entries)
 }
 
 func (c *healthCache) forget(app types.NamespacedName) {

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -28,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record/util"
 	"k8s.io/client-go/tools/reference"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -145,8 +145,9 @@ func (r *Recorder) AnnotatedEventf(regarding, related runtime.Object, annotation
 	}
 	ev := &eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{
-			// The name client-go gives: the object's name and the time.
-			Name:        ref.Name + "." + strconv.FormatInt(now.UnixNano(), 16),
+			// The name client-go gives: the object's name and the time, or
+			// a random one when that is not a valid name.
+			Name:        util.GenerateEventName(ref.Name, now.UnixNano()),
 			Namespace:   namespace,
 			Annotations: annotations,
 		},
@@ -196,6 +197,20 @@ func (r *Recorder) enqueue(w write) {
 	case r.queue <- w:
 	default:
 		r.log.Info("event queue full, event dropped", "reason", w.event.Reason, "event", w.event.Name)
+		if w.series == nil {
+			// Never written: a repeat must create it, not count on it.
+			r.forget(w)
+		}
+	}
+}
+
+// forget drops the entry of w's event, so that its next occurrence is
+// created anew.
+func (r *Recorder) forget(w write) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.seen[w.key]; ok && s.name == w.event.Name {
+		delete(r.seen, w.key)
 	}
 }
 
@@ -265,6 +280,11 @@ func (r *Recorder) write(ctx context.Context, w write) {
 	}
 	if err != nil {
 		r.log.Info("event not written", "event", w.event.Name, "namespace", w.event.Namespace, "error", err.Error())
+		// A create that failed, or a series whose event is gone (deleted,
+		// expired): the next occurrence creates a new event rather than
+		// counting on one that does not exist.
+		r.forget(w)
+		return
 	}
 	if w.series == nil {
 		r.mu.Lock()
