@@ -31,15 +31,22 @@ func cachedApp(name string) *v1beta1.Application {
 	}
 }
 
+// cacheTransform returns the cache transform of objects of type T.
+func cacheTransform[T client.Object](t *testing.T) func(any) (any, error) {
+	t.Helper()
+	for k, v := range cacheOptions(nil).ByObject {
+		if _, ok := k.(T); ok {
+			return v.Transform
+		}
+	}
+	t.Fatalf("no cache transform for %T", *new(T))
+	return nil
+}
+
 func sameCopy(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
 
 func TestCacheTransform_SharesRepeatedStringsAndKeepsTheObject(t *testing.T) {
-	var transform func(any) (any, error)
-	for k, v := range cacheOptions(nil).ByObject {
-		if _, ok := k.(*v1beta1.Application); ok {
-			transform = v.Transform
-		}
-	}
+	transform := cacheTransform[*v1beta1.Application](t)
 	var got []*v1beta1.Application
 	for i := range 3 {
 		want := cachedApp(fmt.Sprintf("app-%d", i))
@@ -110,12 +117,7 @@ func TestInterner_IsBounded(t *testing.T) {
 }
 
 func TestCacheTransform_TrackerLabelsKeepTheirValues(t *testing.T) {
-	var transform func(any) (any, error)
-	for k, v := range cacheOptions(nil).ByObject {
-		if _, ok := k.(*v1beta1.ResourceTracker); ok {
-			transform = v.Transform
-		}
-	}
+	transform := cacheTransform[*v1beta1.ResourceTracker](t)
 	rt := &v1beta1.ResourceTracker{ObjectMeta: metav1.ObjectMeta{Name: "web.prod.v1", Labels: map[string]string{
 		v1beta1.LabelAppName: "web", v1beta1.LabelAppNamespace: "prod", v1beta1.LabelTrackerType: "versioned",
 	}}}

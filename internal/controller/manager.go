@@ -116,13 +116,9 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 	if err := mgr.Add(clusters); err != nil {
 		return nil, err
 	}
-	// Events get their own client, so their writes never wait on the
-	// rate limit of the reconcilers' requests (as with client-go's).
-	eventClient, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
-	if err != nil {
-		return nil, fmt.Errorf("creating the events client: %w", err)
-	}
-	recorder := events.New(eventClient, mgr.GetScheme(), "steward", mgr.GetLogger().WithName("events"))
+	// Events are written straight to the API server; the client's REST
+	// client for Events has a rate limiter of its own, as every kind's does.
+	recorder := events.New(direct, mgr.GetScheme(), "steward", mgr.GetLogger().WithName("events"))
 	if err := mgr.Add(recorder); err != nil {
 		return nil, err
 	}
