@@ -26,14 +26,15 @@
 // Implementation notes: informers start and stop in one supervising
 // goroutine, woken when the kinds in use change and every Supervise
 // interval, when it also stops the informers of detached or unreachable
-// clusters and rebuilds those whose credentials changed. A transform
-// replaces each cached object with a compact *object: its name and
-// resourceVersion, and the namespace and owning Application (from the
-// ownership labels) interned, so the objects of one app share them. What
-// Steward recorded per object is keyed by interned kind and namespace.
-// BenchmarkMemory_CacheEntry and BenchmarkMemory_AppliedState measure the
-// two alone (about 210 and 245 bytes per object); with the informers'
-// own bookkeeping, watch mode adds about 0.7 KiB of heap per managed
-// object over timer mode in the bench's managed scenario
-// (docs/benchmarks.md).
+// clusters and rebuilds those whose credentials changed. An "informer" is
+// client-go's Reflector (list, watch, relist after a gap, backoff) feeding
+// a store of ours rather than a SharedIndexInformer: the store keeps, per
+// object, its name and resourceVersion and the namespace and owning
+// Application (from the ownership labels) interned, and judges each change
+// as the reflector hands it over, so there is no DeltaFIFO, indexer of
+// whole objects or listener buffer. What Steward recorded per object is
+// keyed by interned kind and namespace. BenchmarkMemory_CacheEntry and
+// BenchmarkMemory_AppliedState measure the two alone (about 180 and 185
+// bytes per object); docs/benchmarks.md gives what watch mode adds over
+// timer mode in the bench's managed scenario.
 package watch

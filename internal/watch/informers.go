@@ -10,9 +10,10 @@ import (
 	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	watchapi "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,9 +21,9 @@ import (
 	"github.com/steward-oam/steward/internal/cluster"
 )
 
-// informer is one running metadata-only informer.
+// informer is one running reflector of one kind, and its store.
 type informer struct {
-	inf    cache.SharedIndexInformer
+	store  *store
 	cancel context.CancelFunc
 	// version is the cluster connection's version it was built from.
 	version string
@@ -30,24 +31,9 @@ type informer struct {
 }
 
 // resourceVersion returns the cached resourceVersion of an object, once
-// the informer has synced.
-func (i *informer) resourceVersion(namespace, name string) (string, bool) {
-	if !i.inf.HasSynced() {
-		return "", false
-	}
-	key := name
-	if namespace != "" {
-		key = namespace + "/" + name
-	}
-	obj, ok, err := i.inf.GetStore().GetByKey(key)
-	if err != nil || !ok {
-		return "", false
-	}
-	o, ok := obj.(*object)
-	if !ok {
-		return "", false
-	}
-	return o.resourceVersion, true
+// the store holds the whole list.
+func (i *informer) resourceVersion(namespace, name string) (version, bool) {
+	return i.store.resourceVersion(namespace, name)
 }
 
 func (i *informer) stop() {
@@ -197,7 +183,9 @@ func (w *Watcher) connection(ctx context.Context, name string) (cluster.Connecti
 	return c, nil
 }
 
-// start runs the informer of one kind.
+// start runs the reflector of one kind: a metadata-only list and watch
+// carrying the label selector, into a store that keeps what events are
+// judged by.
 func (w *Watcher) start(ctx context.Context, k kindKey, c cluster.Connection) (*informer, error) {
 	mapping, err := c.Mapper.RESTMapping(schema.GroupKind{Group: k.Group, Kind: k.Kind})
 	if err != nil {
@@ -211,46 +199,35 @@ func (w *Watcher) start(ctx context.Context, k kindKey, c cluster.Connection) (*
 	if err != nil {
 		return nil, err
 	}
+	resource := mc.Resource(mapping.Resource).Namespace(metav1.NamespaceAll)
 	selector := w.opts.Selector
-	inf := metadatainformer.NewFilteredMetadataInformer(mc, mapping.Resource, metav1.NamespaceAll, 0, cache.Indexers{},
-		func(o *metav1.ListOptions) { o.LabelSelector = selector }).Informer()
-	if err := inf.SetTransform(slim); err != nil {
-		return nil, err
-	}
-	if _, err := inf.AddEventHandler(w.handler(k)); err != nil {
-		return nil, err
-	}
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = selector
+			return resource.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watchapi.Interface, error) {
+			o.LabelSelector = selector
+			return resource.Watch(ctx, o)
+		},
+	}, mc)
+	s := newStore(w.changed(k))
+	r := cache.NewReflectorWithOptions(lw, &metav1.PartialObjectMetadata{}, s, cache.ReflectorOptions{
+		Name:            "watch " + k.String(),
+		TypeDescription: mapping.Resource.String(),
+	})
 	ictx, cancel := context.WithCancel(ctx)
-	go inf.RunWithContext(ictx)
-	return &informer{inf: inf, cancel: cancel, version: c.Version, http: hc}, nil
+	go r.RunWithContext(ictx)
+	return &informer{store: s, cancel: cancel, version: c.Version, http: hc}, nil
 }
 
-// handler turns informer notifications into events.
-func (w *Watcher) handler(k kindKey) cache.ResourceEventHandler {
+// changed turns the store's changes into events.
+func (w *Watcher) changed(k kindKey) func(storeKey, cached, bool) {
 	kind := unique.Make(k)
-	judge := func(obj any, gone bool) {
-		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = t.Obj
+	return func(ref storeKey, c cached, gone bool) {
+		key := objectKey{kind: kind, namespace: ref.namespace, name: ref.name}
+		for _, app := range c.apps() {
+			w.event(key, c.rv, app, gone)
 		}
-		o, ok := obj.(*object)
-		if !ok {
-			return
-		}
-		key := objectKey{kind: kind, namespace: o.namespace, name: o.name}
-		for _, app := range o.apps() {
-			w.event(key, o.resourceVersion, app, gone)
-		}
-	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { judge(obj, false) },
-		UpdateFunc: func(old, obj any) {
-			o, ok1 := old.(*object)
-			n, ok2 := obj.(*object)
-			if ok1 && ok2 && o.resourceVersion == n.resourceVersion {
-				return // a resync, nothing happened
-			}
-			judge(obj, false)
-		},
-		DeleteFunc: func(obj any) { judge(obj, true) },
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -80,21 +79,17 @@ func heapPerObject(b *testing.B, fill func() any) {
 	b.ReportMetric(perObject, "B/object")
 }
 
-// BenchmarkMemory_CacheEntry is the heap an informer's store keeps per
-// object after the slim transform: the cached object and its key.
+// BenchmarkMemory_CacheEntry is the heap a kind's store keeps per object:
+// its key, resourceVersion and owner.
 func BenchmarkMemory_CacheEntry(b *testing.B) {
 	heapPerObject(b, func() any {
-		store := cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc)
+		s := newStore(func(storeKey, cached, bool) {})
 		for i := range managedObjects {
-			o, err := slim(decoded(i))
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := store.Add(o); err != nil {
+			if err := s.Add(decoded(i)); err != nil {
 				b.Fatal(err)
 			}
 		}
-		return store
+		return s
 	})
 }
 

@@ -103,18 +103,17 @@ type appState struct {
 // objState is what Steward knows of one object it applied.
 type objState struct {
 	// rv is the resourceVersion Steward's last write or read returned;
-	// empty when it must be read again.
-	rv string
+	// none when it must be read again.
+	rv version
 	// digest identifies the manifest and options rv was reached with.
 	digest uint64
-	// writing counts writes in flight; events that arrive meanwhile are
-	// judged when the write returns its resourceVersion.
-	writing int
-	// seen is the resourceVersion of such an event (deleted for a delete).
-	seen string
+	// seen is the resourceVersion of an event that arrived while a write
+	// was in flight (deleted for a delete): it is judged when the write
+	// returns its resourceVersion.
+	seen version
+	// writing counts writes in flight.
+	writing int32
 }
-
-const deleted = "\x00deleted"
 
 // New returns a Watcher; add it to the manager to run its informers.
 func New(opts Options) *Watcher {
@@ -248,7 +247,7 @@ func (w *Watcher) Unchanged(app types.NamespacedName, key tracker.Key, digest ui
 		return "", false
 	}
 	o := st.objects[objectKeyOf(key)]
-	if o == nil || o.rv == "" || o.writing > 0 || o.digest != digest {
+	if o == nil || o.rv == none || o.writing > 0 || o.digest != digest {
 		return "", false
 	}
 	inf := w.informers[kindOf(key)]
@@ -259,7 +258,7 @@ func (w *Watcher) Unchanged(app types.NamespacedName, key tracker.Key, digest ui
 	if !ok || rv != o.rv {
 		return "", false
 	}
-	return rv, true
+	return rv.String(), true
 }
 
 // FullReadDue reports whether this pass of app must read every object,
@@ -308,19 +307,19 @@ func (w *Watcher) Begin(app types.NamespacedName, key tracker.Key) func(live met
 	o.writing++
 	w.mu.Unlock()
 	return func(live metav1.Object, digest uint64) {
-		rv := ""
+		rv := none
+		if live != nil {
+			rv = versionOf(live.GetResourceVersion())
+		}
 		w.mu.Lock()
 		o.writing--
-		if live != nil {
-			rv = live.GetResourceVersion()
-		}
 		o.rv, o.digest = rv, digest
 		seen := o.seen
 		if o.writing == 0 {
-			o.seen = ""
+			o.seen = none
 		}
 		w.mu.Unlock()
-		if seen != "" && seen != rv {
+		if seen != none && seen != rv {
 			// Something else happened to the object around Steward's
 			// write: look again.
 			w.enqueue(app)
@@ -330,7 +329,7 @@ func (w *Watcher) Begin(app types.NamespacedName, key tracker.Key) func(live met
 
 // event judges one watch event on the object of key, owned by app as its
 // labels say.
-func (w *Watcher) event(key objectKey, rv string, app types.NamespacedName, gone bool) {
+func (w *Watcher) event(key objectKey, rv version, app types.NamespacedName, gone bool) {
 	if gone {
 		rv = deleted
 	}
@@ -341,14 +340,14 @@ func (w *Watcher) event(key objectKey, rv string, app types.NamespacedName, gone
 		o = st.objects[key]
 	}
 	switch {
-	case o == nil || (o.rv == "" && o.writing == 0):
+	case o == nil || (o.rv == none && o.writing == 0):
 	case o.writing > 0:
 		o.seen, result = rv, metrics.WatchOwn
 	case rv == o.rv:
 		result = metrics.WatchOwn
 	default:
 		// Changed or deleted by someone else: the next pass reads it.
-		o.rv, result = "", metrics.WatchChanged
+		o.rv, result = none, metrics.WatchChanged
 	}
 	w.mu.Unlock()
 	w.opts.Metrics.WatchEvent(result)

@@ -5,10 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -36,7 +34,7 @@ func newQueued(t *testing.T) (*Watcher, workqueue.TypedRateLimitingInterface[rec
 func obj(rv string) *metav1.ObjectMeta { return &metav1.ObjectMeta{ResourceVersion: rv, UID: "u1"} }
 
 func dep(w *Watcher, rv string, gone bool) {
-	w.event(objectKeyOf(normalize(depKey)), rv, app, gone)
+	w.event(objectKeyOf(normalize(depKey)), versionOf(rv), app, gone)
 }
 
 func TestEvents_OwnWritesAreDroppedAndOthersEnqueueTheApp(t *testing.T) {
@@ -128,49 +126,110 @@ func TestUnchanged_NeedsARunningInformer(t *testing.T) {
 	}
 }
 
-func TestSlim_KeepsWhatEventsAndTheStoreRead(t *testing.T) {
+// The store keeps an object's resourceVersion and owner, and hands on
+// every change: a resync of the same resourceVersion is none.
+func TestStore_ChangesOfOthersEnqueueTheOwner(t *testing.T) {
+	w, q := newQueued(t)
+	w.Use(app, []tracker.Key{depKey})
+	w.Begin(app, depKey)(obj("7"), 1)
+	s := newStore(w.changed(kindOf(normalize(depKey))))
 	live := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 		Name: "web", Namespace: "team", ResourceVersion: "7", UID: "u1",
 		Labels:      map[string]string{v1beta1.LabelAppName: "web", v1beta1.LabelAppNamespace: "team", "tier": "front"},
 		Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"},
 	}}
-	cached, err := slim(live)
-	if err != nil {
+	if _, ok := s.resourceVersion("team", "web"); ok {
+		t.Fatal("a store that has not listed yet answered")
+	}
+	if err := s.Replace([]any{live}, "7"); err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := slim(cached); again != cached {
-		t.Fatal("slim is not idempotent")
+	if rv, ok := s.resourceVersion("team", "web"); !ok || rv.String() != "7" {
+		t.Fatalf("resourceVersion = %v, %v; want 7", rv, ok)
 	}
-	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(cached)
-	if err != nil || key != "team/web" {
-		t.Fatalf("store key = %q, %v; want team/web", key, err)
-	}
-	m, err := meta.Accessor(cached)
-	if err != nil {
+	if err := s.Update(live); err != nil {
 		t.Fatal(err)
 	}
-	if m.GetResourceVersion() != "7" || len(m.GetAnnotations()) != 0 || len(m.GetLabels()) != 2 {
-		t.Fatalf("cached object keeps rv %q, annotations %v, labels %v", m.GetResourceVersion(), m.GetAnnotations(), m.GetLabels())
-	}
-
-	// Its labels name the app a change enqueues.
-	w, q := newQueued(t)
-	w.Use(app, []tracker.Key{depKey})
-	w.Begin(app, depKey)(obj("7"), 1)
-	h := w.handler(kindKey{Group: "apps", Kind: "Deployment"})
-	h.OnUpdate(cached, cached)
 	if q.Len() != 0 {
-		t.Fatal("a resync enqueued the app")
+		t.Fatal("Steward's own resourceVersion, or a resync, enqueued the app")
 	}
 	changed := live.DeepCopy()
 	changed.ResourceVersion = "8"
-	next, _ := slim(changed)
-	h.OnUpdate(cached, next)
-	if q.Len() != 1 {
-		t.Fatal("someone else's change, seen through the informer, did not enqueue the app")
+	if err := s.Update(changed); err != nil {
+		t.Fatal(err)
 	}
-	if got, _ := q.Get(); got.NamespacedName != app {
+	if q.Len() != 1 {
+		t.Fatal("someone else's change did not enqueue the app")
+	}
+	got, _ := q.Get()
+	if got.NamespacedName != app {
 		t.Fatalf("enqueued %v, want %v", got, app)
+	}
+	q.Done(got)
+	q.Forget(got)
+}
+
+// A delete whose object no longer carries the ownership labels (the
+// labels were removed, so the object left the selector) wakes the owner
+// the store knew; so does an object missing from a relist.
+func TestStore_GoneObjectsWakeTheOwnerTheStoreKnew(t *testing.T) {
+	for name, remove := range map[string]func(*store, *metav1.PartialObjectMetadata) error{
+		"delete without labels": func(s *store, live *metav1.PartialObjectMetadata) error {
+			unlabelled := live.DeepCopy()
+			unlabelled.Labels, unlabelled.ResourceVersion = nil, "9"
+			return s.Delete(unlabelled)
+		},
+		"missing from a relist": func(s *store, _ *metav1.PartialObjectMetadata) error {
+			return s.Replace(nil, "9")
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w, q := newQueued(t)
+			w.Use(app, []tracker.Key{depKey})
+			w.Begin(app, depKey)(obj("7"), 1)
+			s := newStore(w.changed(kindOf(normalize(depKey))))
+			live := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+				Name: "web", Namespace: "team", ResourceVersion: "7",
+				Labels: map[string]string{v1beta1.LabelAppName: "web", v1beta1.LabelAppNamespace: "team"},
+			}}
+			if err := s.Replace([]any{live}, "7"); err != nil {
+				t.Fatal(err)
+			}
+			if err := remove(s, live); err != nil {
+				t.Fatal(err)
+			}
+			if q.Len() != 1 {
+				t.Fatal("the owner was not woken")
+			}
+			if _, ok := s.resourceVersion("team", "web"); ok || s.len() != 0 {
+				t.Fatal("the store still holds the object")
+			}
+		})
+	}
+}
+
+// What a streaming list holds until its Replace is trimmed to what the
+// store reads, and trimming twice changes nothing.
+func TestTrim_KeepsWhatTheStoreReads(t *testing.T) {
+	live := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Name: "web", Namespace: "team", ResourceVersion: "7", UID: "u1",
+		Labels:      map[string]string{v1beta1.LabelAppName: "web", v1beta1.LabelAppNamespace: "team", "tier": "front"},
+		Annotations: map[string]string{"app.oam.dev/shared-by": "team/web", v1beta1.AnnotationLastApplied: "{}"},
+	}}
+	once, err := trim(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice, _ := trim(once)
+	m := twice.(*metav1.PartialObjectMetadata)
+	if m.Name != "web" || m.Namespace != "team" || m.ResourceVersion != "7" || m.UID != "" ||
+		len(m.Labels) != 2 || len(m.Annotations) != 1 {
+		t.Fatalf("trimmed to %+v", m.ObjectMeta)
+	}
+	k1, c1, _ := entryOf(live)
+	k2, c2, _ := entryOf(twice)
+	if k1 != k2 || c1 != c2 {
+		t.Fatal("the store keeps something else of a trimmed object")
 	}
 }
 
@@ -184,20 +243,14 @@ func TestEvents_EverySharerOfASharedResourceIsWoken(t *testing.T) {
 		w.Use(a, []tracker.Key{depKey})
 		w.Begin(a, depKey)(obj("5"), 1)
 	}
-	cached, err := slim(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+	s := newStore(w.changed(kindOf(normalize(depKey))))
+	if err := s.Add(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 		Namespace: "team", Name: "web", ResourceVersion: "6",
 		Labels:      map[string]string{v1beta1.LabelAppName: "web", v1beta1.LabelAppNamespace: "team"},
 		Annotations: map[string]string{"app.oam.dev/shared-by": "team/web,team/api", v1beta1.AnnotationLastApplied: "{}"},
-	}})
-	if err != nil {
+	}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := cached.(metav1.Object).GetAnnotations(); len(got) != 1 {
-		t.Errorf("the cache keeps annotations %v, want only shared-by", got)
-	}
-	edited := *cached.(*object)
-	edited.resourceVersion = "7"
-	w.handler(kindOf(normalize(depKey))).OnUpdate(cached, &edited)
 	woken := map[types.NamespacedName]bool{}
 	for q.Len() > 0 {
 		r, _ := q.Get()
