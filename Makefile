@@ -86,7 +86,7 @@ fuzz fuzz-short:
 # Chaos run length and seed: make chaos CHAOS_ITERATIONS=500 CHAOS_SEED=1234
 CHAOS_ITERATIONS ?= 200
 CHAOS_SEED ?=
-# CHAOS_DRIFT_DETECTION=watch runs the controller in watch mode.
+# CHAOS_DRIFT_DETECTION=timer runs the controller in timer mode (default: its default, watch).
 CHAOS_DRIFT_DETECTION ?=
 
 .PHONY: chaos

@@ -107,14 +107,14 @@ func intro(res *Results) string {
 	fmt.Fprintf(&b, "driven by watch events. Every scenario runs each controller as its own process on a fresh\n")
 	fmt.Fprintf(&b, "etcd and kube-apiserver, on identical Applications.\n\n")
 	if timer, wm := subjects(res); wm != "" {
-		fmt.Fprintf(&b, "Steward runs in both of its drift-detection modes. **%s** is watch mode (`%s`,\n", wm, WatchModeFlag)
-		fmt.Fprintf(&b, "issue 12): one metadata-only informer per managed kind and cluster, whose list and watch select\n")
+		fmt.Fprintf(&b, "Steward runs in both of its drift-detection modes. **%s** is watch mode (`%s`, the\n", wm, WatchModeFlag)
+		fmt.Fprintf(&b, "default, issue 12): one metadata-only informer per managed kind and cluster, whose list and watch select\n")
 		fmt.Fprintf(&b, "Steward's ownership label `app.oam.dev/name`, so that it caches name, namespace, resourceVersion\n")
 		fmt.Fprintf(&b, "and labels of its own objects only; a watch event of someone else's change (an edit, a delete, a\n")
 		fmt.Fprintf(&b, "removed label) repairs the object at once, and a re-sync pass neither reads nor patches an object\n")
 		fmt.Fprintf(&b, "whose cached resourceVersion is the one Steward recorded.")
 		if timer != "" {
-			fmt.Fprintf(&b, " **%s** is the default timer mode: no\n", timer)
+			fmt.Fprintf(&b, " **%s** is timer mode (`--drift-detection=timer`): no\n", timer)
 			fmt.Fprintf(&b, "watch on any rendered kind, and every re-sync pass reads every managed object once and patches\n")
 			fmt.Fprintf(&b, "those that drifted.")
 		}
@@ -764,9 +764,9 @@ func methodSection(res *Results) string {
   see ` + "`--merge`" + `; ` + "`--scenarios`" + ` picks scenarios). They write ` + "`bench/results/<timestamp>.json`" + ` and
   ` + "`bench/results/latest.json`" + `, and regenerate this page and its charts. Controller logs go to
   ` + "`bench/results/logs/`" + `.
-- By default Steward runs twice, as ` + "`steward`" + ` (timer mode, its default) and as ` + "`steward-watch`" + `
-  (the same binary with ` + "`--drift-detection=watch`" + `); the issue 12 targets are checked on the
-  controller whose command line has that flag.
+- By default Steward runs twice, as ` + "`steward`" + ` (` + "`--drift-detection=timer`" + `) and as ` + "`steward-watch`" + `
+  (the same binary with ` + "`--drift-detection=watch`" + `, its default); the issue 12 targets are checked on
+  the controller whose command line has the watch flag, the timer-mode ones on the first that has not.
 - Any OAM controller can be measured on the same Applications:
   ` + "`bin/stewardbench --controller 'name=/path/to/binary --metrics-addr={metrics-addr} --pprof-addr={pprof-addr} ...'`" + `.
   The harness fills ` + "`{metrics-addr}`" + `, ` + "`{pprof-addr}`" + `, ` + "`{qps}`" + ` and ` + "`{burst}`" + ` and passes ` + "`KUBECONFIG`" + `.

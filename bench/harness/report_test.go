@@ -106,7 +106,7 @@ func TestWriteReport_WritesTablesChartsAndTargets(t *testing.T) {
 		"| fleet of 100 apps: watch mode ready no later than timer mode (10% allowed for noise) | 12 | 12.0 s (1.00× timer) | 12.6 s (1.05× timer) | – | steward-watch: yes |",
 		"| heap in use per managed object < 2.0 KiB in watch mode: growth per object added from 1,000 to 2,000 managed objects (in brackets: heap beyond the empty controller per object at 2,000) | 12 | 1.5 KiB (1.5 KiB) | 1000 B (1000 B) | 5.9 KiB (5.9 KiB) | steward-watch: yes |",
 		"| soak: heap in use after GC at minute 3 within 5% of minute 2 (30 apps, re-sync 10.0 s) | 10 | +0.0% | – | +10.0% | steward: yes |",
-		"**steward-watch** is watch mode (`--drift-detection=watch`", "**steward** is the default timer mode",
+		"**steward-watch** is watch mode (`--drift-detection=watch`", "**steward** is timer mode (`--drift-detection=timer`)",
 		"| steward-watch | 40 (40) | 1 | 0.00 | GET <0.01 | 0.00 | 0.99 |", "| owns | 40 (40) | 160 | 1.25 | GET 0.25, APPLY 1.00 | 0.50 | – |",
 		"| steward | delete | 3 | 1.00 s | 5.00 s | 5.00 s | 9.00 s |", "| steward | edit | 3 | 2.00 s | 4.00 s | 4.67 s | 8.00 s |",
 		"| steward-watch | edit | 3 | 0.10 s | 0.20 s | 0.93 s | 2.50 s |", "| owns | delete | 2 | 0.01 s | 0.01 s | 0.01 s | 0.02 s |",

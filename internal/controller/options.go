@@ -97,7 +97,7 @@ func NewOptions() Options {
 		ClusterSecretNS:      "vela-system",
 		UnhealthyRequeueBase: 5 * time.Second,
 		IdentityClients:      256,
-		DriftDetection:       watch.ModeTimer,
+		DriftDetection:       watch.ModeWatch,
 		WatchFullReadPeriod:  time.Hour,
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/watch"
 )
 
 // The suite runs one real kube-apiserver and etcd (envtest) for the package;
@@ -81,6 +82,10 @@ func testOptions() Options {
 	o.MinReconcileInterval = time.Second
 	o.ReSyncJitter = 0
 	o.SkipNameValidation = true
+	// The suite's stories are about what a re-sync pass does; watch mode
+	// has its own (watchmode_test.go), and the chaos suite runs the
+	// default.
+	o.DriftDetection = watch.ModeTimer
 	return o
 }
 

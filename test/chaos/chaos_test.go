@@ -107,7 +107,8 @@ func TestChaos(t *testing.T) {
 		"--zap-log-level=1",
 	}}
 	if mode := os.Getenv("CHAOS_DRIFT_DETECTION"); mode != "" {
-		// CHAOS_DRIFT_DETECTION=watch runs the suite in watch mode.
+		// CHAOS_DRIFT_DETECTION=timer runs the suite in timer mode; by
+		// default it runs the controller's default, watch mode.
 		h.ctrl.args = append(h.ctrl.args, "--drift-detection="+mode)
 	}
 	if err := h.ctrl.start(); err != nil {

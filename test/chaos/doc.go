@@ -15,7 +15,7 @@ Licensed under the Apache License, Version 2.0.
 //
 //	KUBEBUILDER_ASSETS=$PWD/bin/k8s go test -count=1 -v ./test/chaos/
 //	CHAOS_SEED=1234 CHAOS_ITERATIONS=200 make chaos
-//	CHAOS_DRIFT_DETECTION=watch make chaos    # the controller in watch mode
+//	CHAOS_DRIFT_DETECTION=timer make chaos    # the controller in timer mode (default: watch)
 //
 // Implementation notes: the suite keeps a model of every Application (its
 // spec, publishVersion and the spec each publishVersion rendered) and of

@@ -84,12 +84,12 @@ func TestChart_DeploymentFlagsAreControllerFlags(t *testing.T) {
 	}
 
 	objs = render(t, "--set", "metrics.enabled=false,leaderElection.enabled=false,controllerArgs.trackerCompression=zstd",
-		"--set", "controllerArgs.cachedGVKs={Deployment.v1.apps,ConfigMap.v1},controllerArgs.driftDetection=watch",
+		"--set", "controllerArgs.cachedGVKs={Deployment.v1.apps,ConfigMap.v1},controllerArgs.driftDetection=timer",
 		"--set", "extraArgs={--zap-log-level=4,--application-re-sync-jitter=0.2}")
 	opts = parseControllerFlags(t, containerArgs(t, one(t, objs, "Deployment"))[1:])
 	if opts.MetricsAddr != "0" || opts.EnableLeaderElection || opts.TrackerCompression != "zstd" ||
 		!slices.Equal(opts.CachedGVKs, []string{"Deployment.v1.apps", "ConfigMap.v1"}) || opts.ReSyncJitter != 0.2 ||
-		opts.DriftDetection != "watch" {
+		opts.DriftDetection != "timer" {
 		t.Fatalf("options from custom values: %+v", opts)
 	}
 	if len(find(objs, "Service")) != 0 || len(find(objs, "Role")) != 0 {

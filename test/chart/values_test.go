@@ -67,7 +67,7 @@ func TestChart_SchemaAcceptsCustomValues(t *testing.T) {
 	}
 	objs := render(t, "-f", values)
 	opts := parseControllerFlags(t, containerArgs(t, one(t, objs, "Deployment"))[1:])
-	if opts.DriftDetection != "watch" || opts.WatchFullReadPeriod != 30*time.Minute || opts.TrackerCompression != "" || opts.RevisionLimit != 0 || opts.KubeAPIQPS != 50.5 {
+	if opts.DriftDetection != "timer" || opts.WatchFullReadPeriod != 30*time.Minute || opts.TrackerCompression != "" || opts.RevisionLimit != 0 || opts.KubeAPIQPS != 50.5 {
 		t.Fatalf("options from values-custom.yaml: %+v", opts)
 	}
 }

@@ -39,9 +39,10 @@ const (
 )
 
 var (
-	// steward is Steward in its default timer mode; steward-watch the same
-	// binary in watch mode (issue 12).
-	defaultControllers = []string{"steward=" + stewardCommand, "steward-watch=" + stewardCommand + " --drift-detection=watch", "owns=" + ownsCommand}
+	// steward is Steward in timer mode; steward-watch the same binary in
+	// watch mode, its default (issue 12). Both name their mode: the report
+	// tells them apart by the flag.
+	defaultControllers = []string{"steward=" + stewardCommand + " --drift-detection=timer", "steward-watch=" + stewardCommand + " --drift-detection=watch", "owns=" + ownsCommand}
 	defaultVariants    = []string{
 		"steward-uncompressed=" + stewardCommand + " --resource-tracker-compression=",
 		"steward-gzip=" + stewardCommand + " --resource-tracker-compression=gzip",
