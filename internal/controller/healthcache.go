@@ -97,7 +97,9 @@ func healthFingerprint(s *scope, defs render.Definitions, comp v1beta1.Applicati
 		key := tracker.KeyOf(e)
 		rv := "absent"
 		if live := s.keep.live[key]; live != nil {
-			rv = live.GetResourceVersion()
+			// As watch mode reports it when it skips the object, so
+			// that a read and a skip fingerprint alike.
+			rv = watch.ResourceVersionKey(live.GetResourceVersion())
 		} else if v, ok := unread[key]; ok {
 			rv = v
 		}

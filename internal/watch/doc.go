@@ -32,7 +32,11 @@
 // object, its name and resourceVersion and the namespace and owning
 // Application (from the ownership labels) interned, and judges each change
 // as the reflector hands it over, so there is no DeltaFIFO, indexer of
-// whole objects or listener buffer. What Steward recorded per object is
+// whole objects or listener buffer. A store vouches for nothing from the
+// moment a list (or relist, after a watch gap) begins until the list is
+// handed over, however long it keeps failing; the store of an informer
+// stopped for a kind still in use seeds the next one, so that objects
+// deleted in between are found gone. What Steward recorded per object is
 // keyed by interned kind and namespace. BenchmarkMemory_CacheEntry and
 // BenchmarkMemory_AppliedState measure the two alone (about 180 and 185
 // bytes per object); docs/benchmarks.md gives what watch mode adds over

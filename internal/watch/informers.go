@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	watchapi "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -102,16 +103,26 @@ func (w *Watcher) supervise(ctx context.Context) {
 	have := maps.Clone(w.informers)
 	w.mu.Unlock()
 
+	// A kind still in use keeps what its stopped store held, to seed the
+	// next one: objects deleted while no watch ran are then found gone.
 	stop := func(k kindKey, why string) {
 		if inf := have[k]; inf != nil {
 			inf.stop()
 			delete(have, k)
+			if _, used := want[k]; used {
+				w.paused[k] = inf.store.held()
+			}
 			log.V(1).Info("Stopped informer", "kind", k.String(), "reason", why)
 		}
 	}
 	for k := range have {
 		if _, ok := want[k]; !ok {
 			stop(k, "no tracker lists the kind")
+		}
+	}
+	for k := range w.paused {
+		if _, ok := want[k]; !ok {
+			delete(w.paused, k)
 		}
 	}
 	type conn struct {
@@ -135,11 +146,12 @@ func (w *Watcher) supervise(ctx context.Context) {
 			}
 			stop(k, "the cluster's credentials changed")
 		}
-		inf, err := w.start(ctx, k, c.c)
+		inf, err := w.start(ctx, k, c.c, w.paused[k])
 		if err != nil {
 			log.V(1).Info("Informer not started; StateKeep reads the kind's objects", "kind", k.String(), "reason", err.Error())
 			continue
 		}
+		delete(w.paused, k)
 		have[k] = inf
 		log.V(1).Info("Started informer", "kind", k.String())
 	}
@@ -186,7 +198,7 @@ func (w *Watcher) connection(ctx context.Context, name string) (cluster.Connecti
 // start runs the reflector of one kind: a metadata-only list and watch
 // carrying the label selector, into a store that keeps what events are
 // judged by.
-func (w *Watcher) start(ctx context.Context, k kindKey, c cluster.Connection) (*informer, error) {
+func (w *Watcher) start(ctx context.Context, k kindKey, c cluster.Connection, seed map[storeKey]cached) (*informer, error) {
 	mapping, err := c.Mapper.RESTMapping(schema.GroupKind{Group: k.Group, Kind: k.Kind})
 	if err != nil {
 		return nil, err
@@ -200,34 +212,47 @@ func (w *Watcher) start(ctx context.Context, k kindKey, c cluster.Connection) (*
 		return nil, err
 	}
 	resource := mc.Resource(mapping.Resource).Namespace(metav1.NamespaceAll)
-	selector := w.opts.Selector
-	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = selector
-			return resource.List(ctx, o)
-		},
+	s := newStore(w.changed(k), seed)
+	r := reflector(s, w.opts.Selector, &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return resource.List(ctx, o) },
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watchapi.Interface, error) {
-			o.LabelSelector = selector
 			return resource.Watch(ctx, o)
 		},
-	}, mc)
-	s := newStore(w.changed(k))
-	r := cache.NewReflectorWithOptions(lw, &metav1.PartialObjectMetadata{}, s, cache.ReflectorOptions{
-		Name:            "watch " + k.String(),
-		TypeDescription: mapping.Resource.String(),
-	})
+	}, mc, cache.ReflectorOptions{Name: "watch " + k.String(), TypeDescription: mapping.Resource.String()})
 	ictx, cancel := context.WithCancel(ctx)
 	go r.RunWithContext(ictx)
 	return &informer{store: s, cancel: cancel, version: c.Version, http: hc}, nil
 }
 
+// reflector returns a Reflector that lists and watches with lw, selected
+// by selector, into s: the store is untrusted from the moment a list (or a
+// streaming list) begins until it has been handed over. client tells
+// whether the lists may stream (WatchList).
+func reflector(s *store, selector string, lw *cache.ListWatch, client any, opts cache.ReflectorOptions) *cache.Reflector {
+	list, watch := lw.ListWithContextFunc, lw.WatchFuncWithContext
+	return cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			s.listing()
+			o.LabelSelector = selector
+			return list(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watchapi.Interface, error) {
+			if o.SendInitialEvents != nil && *o.SendInitialEvents {
+				s.listing()
+			}
+			o.LabelSelector = selector
+			return watch(ctx, o)
+		},
+	}, client), &metav1.PartialObjectMetadata{}, s, opts)
+}
+
 // changed turns the store's changes into events.
-func (w *Watcher) changed(k kindKey) func(storeKey, cached, bool) {
+func (w *Watcher) changed(k kindKey) func(storeKey, version, []types.NamespacedName, bool) {
 	kind := unique.Make(k)
-	return func(ref storeKey, c cached, gone bool) {
+	return func(ref storeKey, rv version, apps []types.NamespacedName, gone bool) {
 		key := objectKey{kind: kind, namespace: ref.namespace, name: ref.name}
-		for _, app := range c.apps() {
-			w.event(key, c.rv, app, gone)
+		for _, app := range apps {
+			w.event(key, rv, app, gone)
 		}
 	}
 }

@@ -83,7 +83,7 @@ func heapPerObject(b *testing.B, fill func() any) {
 // its key, resourceVersion and owner.
 func BenchmarkMemory_CacheEntry(b *testing.B) {
 	heapPerObject(b, func() any {
-		s := newStore(func(storeKey, cached, bool) {})
+		s := newStore(func(storeKey, version, []types.NamespacedName, bool) {}, nil)
 		for i := range managedObjects {
 			if err := s.Add(decoded(i)); err != nil {
 				b.Fatal(err)

@@ -1,6 +1,8 @@
 package watch
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"unique"
@@ -24,12 +26,16 @@ import (
 // goroutine; resourceVersion may be called from any.
 type store struct {
 	// changed is called, without mu held, for every change the store
-	// sees: an object added, updated to another resourceVersion, or gone.
-	changed func(ref storeKey, c cached, gone bool)
+	// sees: an object added, updated to another resourceVersion, or gone,
+	// with the Applications it concerns.
+	changed func(ref storeKey, rv version, apps []types.NamespacedName, gone bool)
 
 	mu      sync.RWMutex
 	objects map[storeKey]cached
-	// synced is set by the first Replace: the store holds every object.
+	// synced is set by a Replace and cleared when a list begins: the
+	// store holds every object only between a list and the next (a relist
+	// comes after a gap, and one that keeps failing must not leave the
+	// store trusted).
 	synced bool
 }
 
@@ -53,8 +59,45 @@ type cached struct {
 
 var _ cache.TransformingStore = (*store)(nil)
 
-func newStore(changed func(storeKey, cached, bool)) *store {
-	return &store{changed: changed, objects: map[storeKey]cached{}}
+// newStore returns a store that starts from seed (what a stopped store of
+// the same kind held, or nil), so that objects deleted while no watch ran
+// are found gone by the first list.
+func newStore(changed func(storeKey, version, []types.NamespacedName, bool), seed map[storeKey]cached) *store {
+	if seed == nil {
+		seed = map[storeKey]cached{}
+	}
+	return &store{changed: changed, objects: seed}
+}
+
+// listing marks the store untrusted until the list that begins has been
+// handed over (Replace).
+func (s *store) listing() {
+	s.mu.Lock()
+	s.synced = false
+	s.mu.Unlock()
+}
+
+// held returns a copy of the store's objects, to seed a store that
+// replaces it.
+func (s *store) held() map[storeKey]cached {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return maps.Clone(s.objects)
+}
+
+// notify hands on a change of c (old, when had, is what the store held
+// before): every Application either names is concerned, so an owner or
+// sharer that the change removed is woken too.
+func (s *store) notify(k storeKey, c, old cached, had, gone bool) {
+	apps := c.apps()
+	if had && (old.app != c.app || old.sharers != c.sharers) {
+		for _, a := range old.apps() {
+			if !slices.Contains(apps, a) {
+				apps = append(apps, a)
+			}
+		}
+	}
+	s.changed(k, c.rv, apps, gone)
 }
 
 // entryOf returns the key and entry of an object the reflector hands over.
@@ -95,7 +138,7 @@ func (s *store) Update(obj any) error {
 	s.objects[k] = c
 	s.mu.Unlock()
 	if !had || old.rv != c.rv {
-		s.changed(k, c, false)
+		s.notify(k, c, old, had, false)
 	}
 	return nil
 }
@@ -111,12 +154,9 @@ func (s *store) Delete(obj any) error {
 	old, had := s.objects[k]
 	delete(s.objects, k)
 	s.mu.Unlock()
-	if had && c.app.Value() == (types.NamespacedName{}) {
-		// The event's object carries no ownership labels: the owner is
-		// the one the store knew.
-		c = old
-	}
-	s.changed(k, c, true)
+	// The event's object may carry other ownership labels than the store
+	// knew, or none (an object that left the selector): both are woken.
+	s.notify(k, c, old, had, true)
 	return nil
 }
 
@@ -136,12 +176,12 @@ func (s *store) Replace(list []any, _ string) error {
 	s.mu.Unlock()
 	for k, c := range next {
 		if o, had := old[k]; !had || o.rv != c.rv {
-			s.changed(k, c, false)
+			s.notify(k, c, o, had, false)
 		}
 	}
 	for k, c := range old {
 		if _, ok := next[k]; !ok {
-			s.changed(k, c, true)
+			s.notify(k, c, c, false, true)
 		}
 	}
 	return nil

@@ -50,3 +50,13 @@ func (v version) String() string {
 	}
 	return strconv.FormatUint(uint64(v), 10)
 }
+
+// ResourceVersionKey is what Unchanged returns for an object at
+// resourceVersion rv: rv itself when decimal. Compare a resourceVersion
+// read from the API server with one Unchanged returned through it.
+func ResourceVersionKey(rv string) string {
+	if v := versionOf(rv); v&hashed != 0 {
+		return v.String()
+	}
+	return rv
+}

@@ -26,3 +26,12 @@ func TestVersionOf_EqualOnlyForTheSameResourceVersion(t *testing.T) {
 		}
 	}
 }
+
+// A read resourceVersion and the one Unchanged reports for it agree.
+func TestResourceVersionKey_IsWhatUnchangedReports(t *testing.T) {
+	for _, rv := range []string{"42", "opaque", "007"} {
+		if got, want := ResourceVersionKey(rv), versionOf(rv).String(); got != want {
+			t.Errorf("ResourceVersionKey(%q) = %q, Unchanged reports %q", rv, got, want)
+		}
+	}
+}

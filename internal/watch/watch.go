@@ -69,7 +69,11 @@ type Watcher struct {
 	refs map[kindKey]int
 	// informers run for kinds in use, in reachable clusters.
 	informers map[kindKey]*informer
-	queue     workqueue.TypedRateLimitingInterface[reconcile.Request]
+	// paused holds what the stores of stopped informers of kinds still in
+	// use held (an unreachable cluster, changed credentials); only the
+	// supervising goroutine uses it.
+	paused map[kindKey]map[storeKey]cached
+	queue  workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 	wake chan struct{}
 }
@@ -131,6 +135,7 @@ func New(opts Options) *Watcher {
 		apps:      map[types.NamespacedName]*appState{},
 		refs:      map[kindKey]int{},
 		informers: map[kindKey]*informer{},
+		paused:    map[kindKey]map[storeKey]cached{},
 		wake:      make(chan struct{}, 1),
 	}
 }

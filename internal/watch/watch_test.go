@@ -132,7 +132,7 @@ func TestStore_ChangesOfOthersEnqueueTheOwner(t *testing.T) {
 	w, q := newQueued(t)
 	w.Use(app, []tracker.Key{depKey})
 	w.Begin(app, depKey)(obj("7"), 1)
-	s := newStore(w.changed(kindOf(normalize(depKey))))
+	s := newStore(w.changed(kindOf(normalize(depKey))), nil)
 	live := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 		Name: "web", Namespace: "team", ResourceVersion: "7", UID: "u1",
 		Labels:      map[string]string{v1beta1.LabelAppName: "web", v1beta1.LabelAppNamespace: "team", "tier": "front"},
@@ -187,7 +187,7 @@ func TestStore_GoneObjectsWakeTheOwnerTheStoreKnew(t *testing.T) {
 			w, q := newQueued(t)
 			w.Use(app, []tracker.Key{depKey})
 			w.Begin(app, depKey)(obj("7"), 1)
-			s := newStore(w.changed(kindOf(normalize(depKey))))
+			s := newStore(w.changed(kindOf(normalize(depKey))), nil)
 			live := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 				Name: "web", Namespace: "team", ResourceVersion: "7",
 				Labels: map[string]string{v1beta1.LabelAppName: "web", v1beta1.LabelAppNamespace: "team"},
@@ -243,7 +243,7 @@ func TestEvents_EverySharerOfASharedResourceIsWoken(t *testing.T) {
 		w.Use(a, []tracker.Key{depKey})
 		w.Begin(a, depKey)(obj("5"), 1)
 	}
-	s := newStore(w.changed(kindOf(normalize(depKey))))
+	s := newStore(w.changed(kindOf(normalize(depKey))), nil)
 	if err := s.Add(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 		Namespace: "team", Name: "web", ResourceVersion: "6",
 		Labels:      map[string]string{v1beta1.LabelAppName: "web", v1beta1.LabelAppNamespace: "team"},
@@ -291,5 +291,57 @@ func TestFullReadDue_FirstPassThenOncePerPeriod(t *testing.T) {
 	var timer *Watcher
 	if timer.FullReadDue(app) {
 		t.Error("timer mode asked for a full read (it reads everything anyway)")
+	}
+}
+
+// A store that replaces a stopped one (the cluster was unreachable, its
+// credentials changed) starts from what that one held: an object deleted
+// while no watch ran is found gone by the first list, and wakes its owner.
+func TestStore_ObjectsDeletedWhileStoppedWakeTheirOwner(t *testing.T) {
+	w, q := newQueued(t)
+	w.Use(app, []tracker.Key{depKey})
+	w.Begin(app, depKey)(obj("7"), 1)
+	first := newStore(w.changed(kindOf(normalize(depKey))), nil)
+	if err := first.Replace([]any{webAt("7")}, "7"); err != nil {
+		t.Fatal(err)
+	}
+	next := newStore(w.changed(kindOf(normalize(depKey))), first.held())
+	if _, ok := next.resourceVersion("team", "web"); ok {
+		t.Fatal("a seeded store vouched for an object before its first list")
+	}
+	if err := next.Replace(nil, "9"); err != nil {
+		t.Fatal(err)
+	}
+	if q.Len() != 1 {
+		t.Fatal("the object deleted while no watch ran did not wake its owner")
+	}
+}
+
+// An object relabelled for another Application wakes both: the one it was
+// taken from, and the one it now names.
+func TestStore_ChangedOwnerWakesTheOldAndTheNew(t *testing.T) {
+	w, q := newQueued(t)
+	other := types.NamespacedName{Namespace: "team", Name: "api"}
+	for _, a := range []types.NamespacedName{app, other} {
+		w.Use(a, []tracker.Key{depKey})
+		w.Begin(a, depKey)(obj("7"), 1)
+	}
+	s := newStore(w.changed(kindOf(normalize(depKey))), nil)
+	if err := s.Replace([]any{webAt("7")}, "7"); err != nil {
+		t.Fatal(err)
+	}
+	moved := webAt("8")
+	moved.Labels[v1beta1.LabelAppName] = "api"
+	if err := s.Update(moved); err != nil {
+		t.Fatal(err)
+	}
+	woken := map[types.NamespacedName]bool{}
+	for q.Len() > 0 {
+		r, _ := q.Get()
+		woken[r.NamespacedName] = true
+		q.Done(r)
+	}
+	if !woken[app] || !woken[other] {
+		t.Errorf("woken %v, want both the old and the new owner", woken)
 	}
 }
