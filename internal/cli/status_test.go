@@ -25,6 +25,7 @@ import (
 	"github.com/steward-oam/steward/internal/controller"
 	"github.com/steward-oam/steward/internal/localcp"
 	"github.com/steward-oam/steward/internal/testcp"
+	"github.com/steward-oam/steward/internal/watch"
 )
 
 // shopApp is delivered to the hub and a spoke. Drift is reported, not
@@ -107,6 +108,11 @@ func deliver(t *testing.T) *delivered {
 	opts := controller.NewOptions()
 	opts.MetricsAddr, opts.HealthAddr = "0", "0"
 	opts.ReSyncPeriod, opts.MinReconcileInterval, opts.ReSyncJitter = 2*time.Second, time.Second, 0
+	// Timer mode: the spoke is stopped below to make it unreachable, and a
+	// kube-apiserver serving open watches takes longer to stop on SIGTERM
+	// than envtest waits (20 s). What the read commands show does not
+	// depend on the mode.
+	opts.DriftDetection = watch.ModeTimer
 	mgr, err := controller.NewManager(d.hubConfig, opts)
 	if err != nil {
 		t.Fatal(err)
