@@ -16,10 +16,15 @@ const (
 	ScenarioBigApp  = "bigapp"
 	ScenarioManaged = "managed"
 	ScenarioSoak    = "soak"
+	ScenarioScale   = "scale"
 )
 
-// AllScenarios lists every scenario in run order.
+// AllScenarios lists the scenarios a run executes by default, in order.
 var AllScenarios = []string{ScenarioMemory, ScenarioSteady, ScenarioDrift, ScenarioFleet, ScenarioBigApp, ScenarioManaged, ScenarioSoak}
+
+// OptInScenarios run only when named (--scenarios): scale takes as long as
+// the rest together (make bench-scale).
+var OptInScenarios = []string{ScenarioScale}
 
 // Options configure a benchmark run.
 type Options struct {
@@ -57,6 +62,28 @@ type Profile struct {
 	BigApp  BigAppConfig  `json:"bigApp"`
 	Managed ManagedConfig `json:"managed"`
 	Soak    SoakConfig    `json:"soak"`
+	Scale   ScaleConfig   `json:"scale"`
+}
+
+// ScaleConfig sizes the scale scenario: Apps of ResourcesPer objects,
+// created before the controller starts, at its own client QPS and burst.
+// Memory is read as in the managed scenario (Settle after the last app is
+// Ready); during the restarted controller's pass /metrics is sampled every
+// SampleEvery. Timeout bounds the convergence and the pass each.
+type ScaleConfig struct {
+	Apps         int      `json:"apps"`
+	ResourcesPer int      `json:"resourcesPerApp"`
+	QPS          float64  `json:"qps"`
+	Burst        int      `json:"burst"`
+	Timeout      Duration `json:"timeout"`
+	Settle       Duration `json:"settle"`
+	Window       Duration `json:"window"`
+	GCs          int      `json:"gcs"`
+	SampleEvery  Duration `json:"sampleEvery"`
+}
+
+func (c ScaleConfig) memory() MemoryConfig {
+	return MemoryConfig{Window: c.Window, GCs: c.GCs, SampleEvery: Duration(100 * time.Millisecond), MaxWindow: Duration(2 * time.Minute)}
 }
 
 // MemoryConfig sizes the memory-vs-unrelated-objects scenario.
@@ -161,6 +188,8 @@ func FullProfile() Profile {
 		Managed: ManagedConfig{ResourcesPer: 8, Levels: []int{1000, 2000, 4000, 8000}, Settle: Duration(10 * time.Second),
 			Window: Duration(10 * time.Second), GCs: 3, Timeout: Duration(10 * time.Minute)},
 		Soak: SoakConfig{Apps: 100, Interval: Duration(10 * time.Second), Duration: Duration(10 * time.Minute), SampleEvery: Duration(time.Minute)},
+		Scale: ScaleConfig{Apps: 10000, ResourcesPer: 8, QPS: 400, Burst: 600, Timeout: Duration(60 * time.Minute),
+			Settle: Duration(30 * time.Second), Window: Duration(10 * time.Second), GCs: 3, SampleEvery: Duration(2 * time.Second)},
 	}
 }
 
@@ -179,6 +208,8 @@ func QuickProfile() Profile {
 		Managed: ManagedConfig{ResourcesPer: 8, Levels: []int{200, 400, 800}, Settle: Duration(5 * time.Second),
 			Window: Duration(4 * time.Second), GCs: 2, Timeout: Duration(5 * time.Minute)},
 		Soak: SoakConfig{Apps: 30, Interval: Duration(10 * time.Second), Duration: Duration(3 * time.Minute), SampleEvery: Duration(time.Minute)},
+		Scale: ScaleConfig{Apps: 500, ResourcesPer: 8, QPS: 400, Burst: 600, Timeout: Duration(10 * time.Minute),
+			Settle: Duration(5 * time.Second), Window: Duration(4 * time.Second), GCs: 2, SampleEvery: Duration(time.Second)},
 	}
 }
 
@@ -199,8 +230,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("no controller to measure")
 	}
 	for _, s := range o.Scenarios {
-		if !slices.Contains(AllScenarios, s) {
-			return fmt.Errorf("scenario %q: want one of %v", s, AllScenarios)
+		if !slices.Contains(AllScenarios, s) && !slices.Contains(OptInScenarios, s) {
+			return fmt.Errorf("scenario %q: want one of %v or %v", s, AllScenarios, OptInScenarios)
 		}
 	}
 	if o.runs(ScenarioManaged) {
@@ -236,7 +267,10 @@ func (c ManagedConfig) validate() error {
 }
 
 func (o Options) runs(scenario string) bool {
-	return len(o.Scenarios) == 0 || slices.Contains(o.Scenarios, scenario)
+	if len(o.Scenarios) == 0 {
+		return slices.Contains(AllScenarios, scenario)
+	}
+	return slices.Contains(o.Scenarios, scenario)
 }
 
 // Duration is a time.Duration that reads and writes JSON as seconds.

@@ -86,6 +86,7 @@ func renderReport(res *Results, imgDir, source string, charts []string) string {
 	w("%s", fleetSection(res))
 	w("%s", bigAppSection(res))
 	w("%s", managedSection(res, imgDir, charts))
+	w("%s", scaleSection(res))
 	w("%s", soakSection(res, imgDir, charts))
 	if len(res.Errors) > 0 {
 		w("## Failed scenarios\n\n")
@@ -535,6 +536,36 @@ func fleetSection(res *Results) string {
 		rows = append(rows, []string{f.Controller, secs(f.Converged), fmt.Sprintf("%.0f", f.Work),
 			fmt.Sprintf("%.2f", f.Work/float64(max(f.Resources, 1))), verbCounts(work.ByVerb()),
 			fmt.Sprintf("%s (%s)", secs(f.Bound), f.BusiestKind), fmt.Sprintf("%.2f×", f.Ratio()), secs(f.OneLimiterBound)})
+	}
+	b.WriteString(table(headers, rows))
+	b.WriteString("\n")
+	return b.String()
+}
+
+func scaleSection(res *Results) string {
+	if len(res.Scale) == 0 {
+		return ""
+	}
+	s0 := res.Scale[0]
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Scale\n\n")
+	fmt.Fprintf(&b, "How far one controller goes (issue 15; `make bench-scale`, not part of `make bench`). %s Applications of\n", thousands(s0.Apps))
+	fmt.Fprintf(&b, "%d objects each (%s objects) exist before the controller starts, at client QPS %g and burst %d. *Ready after*\n",
+		s0.Resources/max(s0.Apps, 1), thousands(s0.Resources), s0.QPS, s0.Burst)
+	fmt.Fprintf(&b, "runs from the process start until the last app is Ready; heap in use after GC and RSS are read once\n")
+	fmt.Fprintf(&b, "settled. Then the controller is restarted: the new process's first pass reconciles every app and\n")
+	fmt.Fprintf(&b, "reads every object (watch mode trusts no cache on a process's first pass), and *full pass* runs from the\n")
+	fmt.Fprintf(&b, "restart until it has reconciled every app, against the bound its requests set under the rate limit\n")
+	fmt.Fprintf(&b, "(busiest kind, as in the fleet scenario); heap in use (not after GC) and RSS are sampled during it.\n\n")
+	headers := []string{"controller", "apps", "ready after", "requests per object", "heap after GC", "per app", "RSS",
+		"full pass", "bound (busiest kind)", "ratio", "peak heap in pass", "peak RSS in pass"}
+	var rows [][]string
+	for _, r := range res.Scale {
+		rows = append(rows, []string{r.Controller, thousands(r.Apps), secs(r.Converged),
+			fmt.Sprintf("%.2f", r.Requests/float64(max(r.Resources, 1))), fmt.Sprintf("%.1f MiB", r.Settled.HeapInuse/mib),
+			bytesText(int(r.Settled.HeapInuse / float64(max(r.Apps, 1)))), fmt.Sprintf("%.1f MiB", r.Settled.RSS/mib),
+			secs(r.Pass), fmt.Sprintf("%s (%s)", secs(r.PassBound), r.PassBusiestKind), fmt.Sprintf("%.2f×", r.PassRatio()),
+			fmt.Sprintf("%.1f MiB", r.PassPeakHeap/mib), fmt.Sprintf("%.1f MiB", r.PassPeakRSS/mib)})
 	}
 	b.WriteString(table(headers, rows))
 	b.WriteString("\n")

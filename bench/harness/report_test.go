@@ -281,3 +281,32 @@ func TestManagedConfig_Validate(t *testing.T) {
 		}
 	}
 }
+
+// The scale scenario runs only when named, its results survive a run of
+// the default scenarios, and the report shows them.
+func TestScale_OptInKeptAndReported(t *testing.T) {
+	opts := Options{Controllers: []Controller{{Name: "steward", Command: "steward controller"}}, QPS: 1, Burst: 1}
+	if opts.runs(ScenarioScale) || !opts.runs(ScenarioFleet) {
+		t.Fatal("a run of the default scenarios runs scale, or not fleet")
+	}
+	opts.Scenarios = []string{ScenarioScale}
+	if !opts.runs(ScenarioScale) || opts.Validate() != nil {
+		t.Fatal("scale named but not run")
+	}
+	prev := fixtureResults()
+	prev.Scale = []ScaleResult{{Controller: "steward", Apps: 10000, Resources: 80000, QPS: 400, Burst: 600,
+		Converged: Duration(300 * time.Second), Requests: 130000, Settled: MemoryPoint{HeapInuse: 512 * mib, RSS: 700 * mib},
+		Pass: Duration(120 * time.Second), PassRequests: 80000, PassBound: Duration(100 * time.Second), PassBusiestKind: "configmaps",
+		PassPeakHeap: 600 * mib, PassPeakRSS: 800 * mib}}
+	got := Merge(prev, &Results{Profile: FullProfile()}, AllScenarios)
+	if len(got.Scale) != 1 {
+		t.Fatal("a run of the default scenarios dropped the scale results")
+	}
+	md := renderReport(got, "img", "latest.json", nil)
+	for _, want := range []string{"## Scale", "10,000 Applications of\n8 objects each (80,000 objects)",
+		"| steward | 10,000 | 300.0 s | 1.62 | 512.0 MiB | 52.4 KiB | 700.0 MiB | 120.0 s | 100.0 s (configmaps) | 1.20× | 600.0 MiB | 800.0 MiB |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}

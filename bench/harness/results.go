@@ -31,6 +31,7 @@ type Results struct {
 	Fleet   []FleetResult   `json:"fleet,omitempty"`
 	BigApp  []BigAppResult  `json:"bigApp,omitempty"`
 	Managed []ManagedResult `json:"managed,omitempty"`
+	Scale   []ScaleResult   `json:"scale,omitempty"`
 	Soak    []SoakResult    `json:"soak,omitempty"`
 	// SoakBefore is an earlier soak the report compares with (stewardbench
 	// --soak-before), e.g. of the code before a memory fix.
@@ -84,6 +85,7 @@ func Merge(prev, cur *Results, ran []string) *Results {
 		out.BigApp, out.Profile.BigApp, out.Variants = prev.BigApp, prev.Profile.BigApp, prev.Variants
 	})
 	keep(ScenarioManaged, len(prev.Managed) > 0, func() { out.Managed, out.Profile.Managed = prev.Managed, prev.Profile.Managed })
+	keep(ScenarioScale, len(prev.Scale) > 0, func() { out.Scale, out.Profile.Scale = prev.Scale, prev.Profile.Scale })
 	keep(ScenarioSoak, len(prev.Soak) > 0, func() { out.Soak, out.Profile.Soak, out.SoakBefore = prev.Soak, prev.Profile.Soak, prev.SoakBefore })
 	if !keptAny {
 		return cur
@@ -348,6 +350,39 @@ func (m ManagedResult) Incremental(i int) (float64, bool) {
 	}
 	p, q := m.Points[i-1], m.Points[i]
 	return (q.HeapInuse - p.HeapInuse) / float64(q.Objects-p.Objects), true
+}
+
+// ScaleResult is one controller's run of the scale scenario.
+type ScaleResult struct {
+	Controller string  `json:"controller"`
+	Apps       int     `json:"apps"`
+	Resources  int     `json:"resources"`
+	QPS        float64 `json:"qps"`
+	Burst      int     `json:"burst"`
+	// Converged is from the process start until every app was Ready;
+	// Requests is the work the controller sent meanwhile.
+	Converged Duration `json:"converged"`
+	Requests  float64  `json:"workRequests"`
+	// Settled is heap and RSS once converged and settled.
+	Settled MemoryPoint `json:"settled"`
+	// Pass is from a restart until the new process had reconciled every
+	// app once, with the requests it sent, the bound they set (busiest
+	// kind, as in the fleet scenario) and the peaks of heap in use (not
+	// after GC) and RSS sampled meanwhile.
+	Pass            Duration `json:"pass"`
+	PassRequests    float64  `json:"passRequests"`
+	PassBound       Duration `json:"passBound"`
+	PassBusiestKind string   `json:"passBusiestKind"`
+	PassPeakHeap    float64  `json:"passPeakHeapInuseBytes"`
+	PassPeakRSS     float64  `json:"passPeakRSSBytes"`
+}
+
+// PassRatio is the pass's duration over its bound.
+func (s ScaleResult) PassRatio() float64 {
+	if s.PassBound == 0 {
+		return 0
+	}
+	return s.Pass.Seconds() / s.PassBound.Seconds()
 }
 
 // FleetResult is one controller's cold-start convergence of a fleet.

@@ -39,8 +39,9 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 		ScenarioBigApp:  r.bigApp,
 		ScenarioManaged: r.managed,
 		ScenarioSoak:    r.soak,
+		ScenarioScale:   r.scale,
 	}
-	for _, name := range AllScenarios {
+	for _, name := range append(slices.Clone(AllScenarios), OptInScenarios...) {
 		if !opts.runs(name) {
 			continue
 		}
@@ -97,8 +98,14 @@ func (r *runner) session(ctx context.Context, scenario string, c Controller, fn 
 
 // start runs the controller under test on the session's control plane.
 func (s *session) start(ctx context.Context) error {
+	return s.startWith(ctx, s.runner.opts.QPS, s.runner.opts.Burst)
+}
+
+// startWith is start at a client QPS and burst of the scenario's own; a
+// second start of a session appends to the same log.
+func (s *session) startWith(ctx context.Context, qps float64, burst int) error {
 	logPath := filepath.Join(s.runner.opts.LogDir, s.scenario+"-"+s.controller.Name+".log")
-	p, err := StartController(ctx, s.controller, s.cp.Kubeconfig, logPath, s.runner.opts.QPS, s.runner.opts.Burst)
+	p, err := StartController(ctx, s.controller, s.cp.Kubeconfig, logPath, qps, burst)
 	if err != nil {
 		return err
 	}

@@ -129,9 +129,14 @@ func run(f flags) error {
 		return fmt.Errorf("%w (partial results in %s)", runErr, path)
 	}
 	latest := filepath.Join(f.resultsDir, "latest.json")
-	if f.merge {
+	// A run of the default scenarios keeps the opt-in ones (scale) from
+	// the previous results; --merge keeps every scenario it did not run.
+	if ran := opts.Scenarios; f.merge || len(ran) == 0 {
+		if len(ran) == 0 {
+			ran = harness.AllScenarios
+		}
 		if prev, err := harness.ReadResults(latest); err == nil {
-			res = harness.Merge(prev, res, opts.Scenarios)
+			res = harness.Merge(prev, res, ran)
 		}
 	}
 	if err := res.WriteJSON(latest); err != nil {
