@@ -298,9 +298,13 @@ func TestScale_OptInKeptAndReported(t *testing.T) {
 		Converged: Duration(300 * time.Second), Requests: 130000, Settled: MemoryPoint{HeapInuse: 512 * mib, RSS: 700 * mib},
 		Pass: Duration(120 * time.Second), PassRequests: 80000, PassBound: Duration(100 * time.Second), PassBusiestKind: "configmaps",
 		PassPeakHeap: 600 * mib, PassPeakRSS: 800 * mib}}
-	got := Merge(prev, &Results{Profile: FullProfile()}, AllScenarios)
+	got := Merge(prev, &Results{Profile: FullProfile(), Controllers: []Controller{{Name: "steward", Command: "new"}, {Name: "extra"}}}, AllScenarios)
 	if len(got.Scale) != 1 {
 		t.Fatal("a run of the default scenarios dropped the scale results")
+	}
+	if names := controllerNames(got.Controllers); !slices.Equal(names, append(controllerNames(prev.Controllers), "extra")) ||
+		got.Controllers[0].Command != "new" {
+		t.Errorf("controllers %+v: want the previous ones, as this run ran them, then the new", got.Controllers)
 	}
 	md := renderReport(got, "img", "latest.json", nil)
 	for _, want := range []string{"## Scale", "10,000 Applications of\n8 objects each (80,000 objects)",
@@ -309,4 +313,12 @@ func TestScale_OptInKeptAndReported(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
+}
+
+func controllerNames(cs []Controller) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Name)
+	}
+	return out
 }

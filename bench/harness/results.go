@@ -49,6 +49,21 @@ type EarlierRun struct {
 	Note      string    `json:"note,omitempty"`
 }
 
+// mergeControllers lists the controllers of both runs: prev's in its
+// order, as cur ran them where cur ran one of the same name, then those
+// only cur ran. Kept scenarios name controllers cur may not have run.
+func mergeControllers(prev, cur []Controller) []Controller {
+	out := slices.Clone(prev)
+	for _, c := range cur {
+		if i := slices.IndexFunc(out, func(p Controller) bool { return p.Name == c.Name }); i >= 0 {
+			out[i] = c
+		} else {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Merge returns cur with the scenarios it did not run (ran lists those it
 // did; empty means all) taken from prev, and the run each kept scenario
 // was measured in recorded in Earlier: prev's, or the earlier run prev
@@ -90,6 +105,7 @@ func Merge(prev, cur *Results, ran []string) *Results {
 	if !keptAny {
 		return cur
 	}
+	out.Controllers = mergeControllers(prev.Controllers, cur.Controllers)
 	out.Earlier = nil
 	for _, e := range prev.Earlier { // earlier runs of scenarios still kept
 		e.Scenarios = slices.DeleteFunc(slices.Clone(e.Scenarios), func(s string) bool { return slices.Contains(ran, s) })
