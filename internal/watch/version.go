@@ -27,8 +27,12 @@ func versionOf(rv string) version {
 	if rv == "" {
 		return none
 	}
-	if n, err := strconv.ParseUint(rv, 10, 63); err == nil && n > 0 && strconv.FormatUint(n, 10) == rv {
-		return version(n)
+	// ParseUint takes no sign; without a leading zero the decimal is the
+	// number's only spelling (and "0" is none).
+	if rv[0] != '0' {
+		if n, err := strconv.ParseUint(rv, 10, 63); err == nil {
+			return version(n)
+		}
 	}
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(rv))
