@@ -89,7 +89,7 @@ func until(t *testing.T, what string, cond func() bool) {
 // whose changes reach w.
 func runReflector(t *testing.T, w *Watcher, api *fakeAPI) *store {
 	t.Helper()
-	s := newStore(w.changed(kindOf(normalize(depKey))), nil)
+	s := depStore(w, nil)
 	r := reflector(s, "app.oam.dev/name", api.listWatch(), api, cache.ReflectorOptions{
 		Backoff: &wait.Backoff{Duration: 10 * time.Millisecond, Cap: 50 * time.Millisecond, Factor: 2},
 	})

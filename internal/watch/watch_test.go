@@ -33,6 +33,11 @@ func newQueued(t *testing.T) (*Watcher, workqueue.TypedRateLimitingInterface[rec
 
 func obj(rv string) *metav1.ObjectMeta { return &metav1.ObjectMeta{ResourceVersion: rv, UID: "u1"} }
 
+// depStore returns the store of depKey's kind, whose changes reach w.
+func depStore(w *Watcher, seed map[storeKey]cached) *store {
+	return newStore(w.changed(kindOf(normalize(depKey))), seed)
+}
+
 func dep(w *Watcher, rv string, gone bool) {
 	w.event(objectKeyOf(normalize(depKey)), versionOf(rv), app, gone)
 }
@@ -132,7 +137,7 @@ func TestStore_ChangesOfOthersEnqueueTheOwner(t *testing.T) {
 	w, q := newQueued(t)
 	w.Use(app, []tracker.Key{depKey})
 	w.Begin(app, depKey)(obj("7"), 1)
-	s := newStore(w.changed(kindOf(normalize(depKey))), nil)
+	s := depStore(w, nil)
 	live := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 		Name: "web", Namespace: "team", ResourceVersion: "7", UID: "u1",
 		Labels:      map[string]string{v1beta1.LabelAppName: "web", v1beta1.LabelAppNamespace: "team", "tier": "front"},
@@ -187,11 +192,8 @@ func TestStore_GoneObjectsWakeTheOwnerTheStoreKnew(t *testing.T) {
 			w, q := newQueued(t)
 			w.Use(app, []tracker.Key{depKey})
 			w.Begin(app, depKey)(obj("7"), 1)
-			s := newStore(w.changed(kindOf(normalize(depKey))), nil)
-			live := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
-				Name: "web", Namespace: "team", ResourceVersion: "7",
-				Labels: map[string]string{v1beta1.LabelAppName: "web", v1beta1.LabelAppNamespace: "team"},
-			}}
+			s := depStore(w, nil)
+			live := webAt("7")
 			if err := s.Replace([]any{live}, "7"); err != nil {
 				t.Fatal(err)
 			}
@@ -243,7 +245,7 @@ func TestEvents_EverySharerOfASharedResourceIsWoken(t *testing.T) {
 		w.Use(a, []tracker.Key{depKey})
 		w.Begin(a, depKey)(obj("5"), 1)
 	}
-	s := newStore(w.changed(kindOf(normalize(depKey))), nil)
+	s := depStore(w, nil)
 	if err := s.Add(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 		Namespace: "team", Name: "web", ResourceVersion: "6",
 		Labels:      map[string]string{v1beta1.LabelAppName: "web", v1beta1.LabelAppNamespace: "team"},
@@ -301,11 +303,11 @@ func TestStore_ObjectsDeletedWhileStoppedWakeTheirOwner(t *testing.T) {
 	w, q := newQueued(t)
 	w.Use(app, []tracker.Key{depKey})
 	w.Begin(app, depKey)(obj("7"), 1)
-	first := newStore(w.changed(kindOf(normalize(depKey))), nil)
+	first := depStore(w, nil)
 	if err := first.Replace([]any{webAt("7")}, "7"); err != nil {
 		t.Fatal(err)
 	}
-	next := newStore(w.changed(kindOf(normalize(depKey))), first.held())
+	next := depStore(w, first.held())
 	if _, ok := next.resourceVersion("team", "web"); ok {
 		t.Fatal("a seeded store vouched for an object before its first list")
 	}
@@ -326,7 +328,7 @@ func TestStore_ChangedOwnerWakesTheOldAndTheNew(t *testing.T) {
 		w.Use(a, []tracker.Key{depKey})
 		w.Begin(a, depKey)(obj("7"), 1)
 	}
-	s := newStore(w.changed(kindOf(normalize(depKey))), nil)
+	s := depStore(w, nil)
 	if err := s.Replace([]any{webAt("7")}, "7"); err != nil {
 		t.Fatal(err)
 	}
