@@ -82,9 +82,7 @@ type ScaleConfig struct {
 	SampleEvery  Duration `json:"sampleEvery"`
 }
 
-func (c ScaleConfig) memory() MemoryConfig {
-	return MemoryConfig{Window: c.Window, GCs: c.GCs, SampleEvery: Duration(100 * time.Millisecond), MaxWindow: Duration(2 * time.Minute)}
-}
+func (c ScaleConfig) memory() MemoryConfig { return forcedGCs(c.Window, c.GCs) }
 
 // MemoryConfig sizes the memory-vs-unrelated-objects scenario.
 type MemoryConfig struct {
@@ -170,8 +168,13 @@ type ManagedConfig struct {
 }
 
 // memory is the sampling of the memory scenario with c's window.
-func (c ManagedConfig) memory() MemoryConfig {
-	return MemoryConfig{Window: c.Window, GCs: c.GCs, SampleEvery: Duration(100 * time.Millisecond), MaxWindow: Duration(2 * time.Minute)}
+func (c ManagedConfig) memory() MemoryConfig { return forcedGCs(c.Window, c.GCs) }
+
+// forcedGCs is the sampling of heap and RSS at one moment: gcs forced
+// collections over window (or /metrics sampled as in the memory scenario
+// for a controller without pprof).
+func forcedGCs(window Duration, gcs int) MemoryConfig {
+	return MemoryConfig{Window: window, GCs: gcs, SampleEvery: Duration(100 * time.Millisecond), MaxWindow: Duration(2 * time.Minute)}
 }
 
 // FullProfile is `make bench`: the sizes of issue 7.

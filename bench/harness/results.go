@@ -394,11 +394,14 @@ type ScaleResult struct {
 }
 
 // PassRatio is the pass's duration over its bound.
-func (s ScaleResult) PassRatio() float64 {
-	if s.PassBound == 0 {
+func (s ScaleResult) PassRatio() float64 { return boundRatio(s.Pass, s.PassBound) }
+
+// boundRatio is d over bound, 0 without a bound.
+func boundRatio(d, bound Duration) float64 {
+	if bound == 0 {
 		return 0
 	}
-	return s.Pass.Seconds() / s.PassBound.Seconds()
+	return d.Seconds() / bound.Seconds()
 }
 
 // FleetResult is one controller's cold-start convergence of a fleet.
@@ -425,12 +428,7 @@ type FleetResult struct {
 }
 
 // Ratio is convergence time over the bound.
-func (f FleetResult) Ratio() float64 {
-	if f.Bound == 0 {
-		return 0
-	}
-	return f.Converged.Seconds() / f.Bound.Seconds()
-}
+func (f FleetResult) Ratio() float64 { return boundRatio(f.Converged, f.Bound) }
 
 // BigAppResult is one controller's dispatch of one big Application.
 type BigAppResult struct {

@@ -10,30 +10,10 @@ import (
 func (r *runner) fleet(ctx context.Context, s *session) error {
 	cfg := r.opts.Profile.Fleet
 	shape := ShapeOf(cfg.ResourcesPer)
-	start := time.Now()
-	if err := CreateApplications(ctx, s.cp.Client, benchNamespace, cfg.Apps, shape, nil); err != nil {
-		return err
-	}
-	s.progress("created %d applications in %s", cfg.Apps, time.Since(start).Round(time.Millisecond))
-	base, err := s.cp.Requests(ctx)
+	converged, work, err := s.converge(ctx, cfg.Apps, shape, cfg.Timeout.D(), r.opts.QPS, r.opts.Burst)
 	if err != nil {
 		return err
 	}
-	ownBase := s.cp.Own.Snapshot()
-	start = time.Now()
-	if err := s.start(ctx); err != nil {
-		return err
-	}
-	done, err := WaitReady(ctx, s.cp.Client, benchNamespace, cfg.Apps, cfg.Timeout.D())
-	if err != nil {
-		return err
-	}
-	converged := done.Sub(start)
-	all, err := s.work(ctx, base, ownBase)
-	if err != nil {
-		return err
-	}
-	work := all.Filter(isWork)
 	kind, bound := busiestKind(work, r.opts.QPS, r.opts.Burst)
 	res := FleetResult{
 		Controller: s.controller.Name, Apps: cfg.Apps, Resources: cfg.Apps * shape.Resources(), QPS: r.opts.QPS,
@@ -44,6 +24,35 @@ func (r *runner) fleet(ctx context.Context, s *session) error {
 	s.progress("%d apps ready after %s; %.0f requests, bound %s by %s (%.2f×)", cfg.Apps, converged.Round(time.Millisecond),
 		res.Work, res.Bound.D().Round(time.Millisecond), kind, res.Ratio())
 	return nil
+}
+
+// converge creates apps Applications before the controller starts, starts
+// it at qps and burst, and returns the time from its start until every app
+// is Ready and the work requests it sent meanwhile.
+func (s *session) converge(ctx context.Context, apps int, shape AppShape, timeout time.Duration, qps float64, burst int) (time.Duration, RequestCounts, error) {
+	start := time.Now()
+	if err := CreateApplications(ctx, s.cp.Client, benchNamespace, apps, shape, nil); err != nil {
+		return 0, nil, err
+	}
+	s.progress("created %d applications in %s", apps, time.Since(start).Round(time.Millisecond))
+	base, err := s.cp.Requests(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	ownBase := s.cp.Own.Snapshot()
+	start = time.Now()
+	if err := s.startWith(ctx, qps, burst); err != nil {
+		return 0, nil, err
+	}
+	done, err := WaitReady(ctx, s.cp.Client, benchNamespace, apps, timeout)
+	if err != nil {
+		return 0, nil, err
+	}
+	all, err := s.work(ctx, base, ownBase)
+	if err != nil {
+		return 0, nil, err
+	}
+	return done.Sub(start), all.Filter(isWork), nil
 }
 
 // busiestKind returns the resource with the most requests and the time its

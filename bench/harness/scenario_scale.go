@@ -16,33 +16,12 @@ import (
 func (r *runner) scale(ctx context.Context, s *session) error {
 	cfg := r.opts.Profile.Scale
 	shape := ShapeOf(cfg.ResourcesPer)
-	start := time.Now()
-	if err := CreateApplications(ctx, s.cp.Client, benchNamespace, cfg.Apps, shape, nil); err != nil {
-		return err
-	}
-	s.progress("created %d applications in %s", cfg.Apps, time.Since(start).Round(time.Millisecond))
 	res := ScaleResult{Controller: s.controller.Name, Apps: cfg.Apps, Resources: cfg.Apps * shape.Resources(), QPS: cfg.QPS, Burst: cfg.Burst}
-
-	base, err := s.cp.Requests(ctx)
+	converged, work, err := s.converge(ctx, cfg.Apps, shape, cfg.Timeout.D(), cfg.QPS, cfg.Burst)
 	if err != nil {
 		return err
 	}
-	ownBase := s.cp.Own.Snapshot()
-	start = time.Now()
-	if err := s.startWith(ctx, cfg.QPS, cfg.Burst); err != nil {
-		return err
-	}
-	done, err := WaitReady(ctx, s.cp.Client, benchNamespace, cfg.Apps, cfg.Timeout.D())
-	if err != nil {
-		return err
-	}
-	res.Converged = Duration(done.Sub(start))
-	all, err := s.work(ctx, base, ownBase)
-	if err != nil {
-		return err
-	}
-	work := all.Filter(isWork)
-	res.Requests = work.Total()
+	res.Converged, res.Requests = Duration(converged), work.Total()
 	s.progress("%d apps ready after %s; %.0f requests (%.2f per object)", cfg.Apps, res.Converged.D().Round(time.Second),
 		res.Requests, res.Requests/float64(res.Resources))
 	if err := sleep(ctx, cfg.Settle.D()); err != nil {
@@ -59,11 +38,12 @@ func (r *runner) scale(ctx context.Context, s *session) error {
 		return fmt.Errorf("stopping the controller: %w", err)
 	}
 	s.proc = nil
-	if base, err = s.cp.Requests(ctx); err != nil {
+	base, err := s.cp.Requests(ctx)
+	if err != nil {
 		return err
 	}
-	ownBase = s.cp.Own.Snapshot()
-	start = time.Now()
+	ownBase := s.cp.Own.Snapshot()
+	start := time.Now()
 	if err := s.startWith(ctx, cfg.QPS, cfg.Burst); err != nil {
 		return err
 	}
@@ -89,7 +69,8 @@ func (r *runner) scale(ctx context.Context, s *session) error {
 		}
 	}
 	res.Pass = Duration(time.Since(start))
-	if all, err = s.work(ctx, base, ownBase); err != nil {
+	all, err := s.work(ctx, base, ownBase)
+	if err != nil {
 		return err
 	}
 	work = all.Filter(isWork)
