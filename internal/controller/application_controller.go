@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -80,6 +81,7 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 		return r.finalize(ctx, app)
 	}
+	finalizerAdded := false
 	if nameError(app) == nil && !controllerutil.ContainsFinalizer(app, v1beta1.FinalizerResourceTracker) {
 		if err := r.hooks.call(hookBeforeFinalizer); err != nil {
 			return ctrl.Result{}, err
@@ -95,12 +97,24 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			}
 			return ctrl.Result{}, fmt.Errorf("adding finalizer to %s/%s: %w", app.Namespace, app.Name, err)
 		}
+		finalizerAdded = true
+		if err := r.hooks.call(hookAfterFinalizer); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 
 	s := newScope(app)
+	s.finalizerAdded = finalizerAdded
 	r.bindIdentity(s)
 	defer func() {
-		if err := r.patchStatus(ctx, s); err != nil && !apierrors.IsNotFound(err) {
+		err := r.patchStatus(ctx, s)
+		// The pass that added the finalizer may have recorded and applied
+		// for an Application that vanished meanwhile (see vanished.go).
+		if s.finalizerAdded && s.fresh && (s.aborted || apierrors.IsNotFound(err)) {
+			r.cleanUpVanished(ctx, s)
+			return
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
 			ctrl.LoggerFrom(ctx).Error(err, "Failed to patch status")
 		}
 	}()
@@ -119,6 +133,10 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		err := p.run(ctx, s)
 		if p.stage != nil {
 			r.Metrics.ObserveStage(p.stage(s), time.Since(start))
+		}
+		if errors.Is(err, errVanished) {
+			s.aborted = true
+			return ctrl.Result{}, nil
 		}
 		if err != nil {
 			s.aborted = true

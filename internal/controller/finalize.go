@@ -47,16 +47,40 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 		}
 		return ctrl.Result{}, s.identityErr
 	}
+	if res, done, err := r.deleteRecorded(ctx, s); !done || err != nil {
+		return res, err
+	}
+	r.warned.forget(app.Namespace + "/" + app.Name)
+	r.Metrics.DeleteApp(app.Namespace, app.Name)
+	// Guarded by the resourceVersion read: a finalizer another controller
+	// added meanwhile is never dropped with ours.
+	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(app, v1beta1.FinalizerResourceTracker)
+	controllerutil.RemoveFinalizer(app, v1beta1.FinalizerOrphanResource)
+	if err := r.Client.Patch(ctx, app, patch); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// deleteRecorded deletes what the Application's trackers record, as
+// finalize describes, then the trackers. done is false while objects are
+// still terminating or a delete failed: res says when to look again.
+func (r *ApplicationReconciler) deleteRecorded(ctx context.Context, s *scope) (res ctrl.Result, done bool, err error) {
+	app := s.app
 	// Read from the API server: a tracker the cache has not seen yet must
 	// not be missed, or its objects would be orphaned.
 	// A re-creation a stopped pass left half done is finished first, so
 	// that the objects of its tracker are deleted with the others.
 	if _, err := r.Trackers.RestoreRescued(ctx, tracker.RefOf(app)); err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	trackers, err := r.Trackers.ListFresh(ctx, tracker.RefOf(app))
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	// Component-revision trackers are records, not objects: they go once
 	// everything else is gone.
@@ -70,7 +94,7 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 	})
 	all, err := newestEntries(app, trackers)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	// The policies of the Application as it is now count too: a rule added
 	// to a published version's spec is not rendered until the next
@@ -102,7 +126,7 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 	}
 	remaining, err := r.pruneTrackers(ctx, trackers, drop)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
 	if remaining > 0 && !r.givingUp(app, s.gc.failures) {
 		if len(s.gc.failures) > 0 {
@@ -110,13 +134,13 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 			if r.Recorder != nil {
 				r.Recorder.Eventf(app, nil, "Warning", v1beta1.ReasonDeleteFailed, "Delete", "%s; the objects stay recorded and deletion is retried", msg)
 			}
-			return ctrl.Result{}, fmt.Errorf("deleting application %s/%s: %s", app.Namespace, app.Name, msg)
+			return ctrl.Result{}, false, fmt.Errorf("deleting application %s/%s: %s", app.Namespace, app.Name, msg)
 		}
-		return ctrl.Result{RequeueAfter: deletionPoll}, nil
+		return ctrl.Result{RequeueAfter: deletionPoll}, false, nil
 	}
 	for i := range records {
 		if err := r.Trackers.Delete(ctx, &records[i]); err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, false, err
 		}
 	}
 	if remaining > 0 && r.Recorder != nil {
@@ -124,7 +148,7 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 			"gave up after %s on objects in unreachable clusters, left behind: %s", r.Options.DeletionTimeout, describeFailures(s.gc.failures, 10))
 		for i := range trackers {
 			if err := r.Trackers.Delete(ctx, &trackers[i]); err != nil {
-				return ctrl.Result{}, err
+				return ctrl.Result{}, false, err
 			}
 		}
 	}
@@ -132,22 +156,9 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 	// must not outlive them, or an Application created later under this
 	// name would take it back.
 	if err := r.Trackers.DropRescued(ctx, tracker.RefOf(app)); err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, false, err
 	}
-	r.warned.forget(app.Namespace + "/" + app.Name)
-	r.Metrics.DeleteApp(app.Namespace, app.Name)
-	// Guarded by the resourceVersion read: a finalizer another controller
-	// added meanwhile is never dropped with ours.
-	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(app, v1beta1.FinalizerResourceTracker)
-	controllerutil.RemoveFinalizer(app, v1beta1.FinalizerOrphanResource)
-	if err := r.Client.Patch(ctx, app, patch); err != nil {
-		if apierrors.IsConflict(err) {
-			return ctrl.Result{RequeueAfter: conflictRetry}, nil
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, true, nil
 }
 
 // replacedOrGone reports whether the Application read from the cache is

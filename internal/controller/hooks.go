@@ -14,6 +14,8 @@ const (
 	// hookBeforeFinalizer: the Application was read, its finalizer not
 	// added yet.
 	hookBeforeFinalizer
+	// hookAfterFinalizer: the finalizer was added, nothing recorded yet.
+	hookAfterFinalizer
 )
 
 // hooks lets tests interrupt a pass. A hook returning an error ends the

@@ -92,6 +92,9 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		}
 		return nil
 	}
+	if err := r.confirmPresent(ctx, s); err != nil {
+		return err
+	}
 	s.newKeys = unseenKeys(append(append([]v1beta1.ManagedResource(nil), versioned...), root...), s.current, s.root, s.older)
 	ref := tracker.RefOf(s.app)
 	if len(root) > 0 || s.root != nil {

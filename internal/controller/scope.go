@@ -56,6 +56,9 @@ type scope struct {
 	// fullRead is true when watch mode reads every object this pass
 	// instead of trusting its cache (--watch-full-read-period).
 	fullRead bool
+	// finalizerAdded is true when this pass added Steward's finalizer:
+	// the Application may have been deleted as it was (see vanished.go).
+	finalizerAdded bool
 	// fresh is true when current was recorded in this pass, so applied
 	// changes are a dispatch rather than drift being repaired.
 	fresh bool
