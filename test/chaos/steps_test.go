@@ -245,20 +245,54 @@ func (h *harness) readOnlyRule(app *appModel) (step, bool, error) {
 	}
 	// Only an object that exists may be made read-only: a missing one
 	// fails the dispatch (ResourceMissing), which is not what this tests.
-	var names []string
+	// The model says what will exist once the controller has caught up,
+	// so the step waits for the object to be there: a component added in
+	// the same iteration may not be applied yet.
+	objs := map[string]*object{}
 	for _, o := range h.world.Objects {
 		if o.App == app.Name && o.State == present && !o.Untracked && !app.Spec.ReadOnly[o.Comp] {
-			names = append(names, o.Comp)
+			objs[o.Comp] = o
 		}
 	}
-	if len(names) == 0 {
+	if len(objs) == 0 {
 		return step{}, false, nil
 	}
-	slices.Sort(names)
+	names := sortedKeys(objs)
 	name := names[h.rng.IntN(len(names))]
+	o := objs[name]
 	app.Spec.ReadOnly[name] = true
 	h.world.settle(app, false)
-	return step{desc: fmt.Sprintf("app %s: read-only %s", app.Name, name), do: h.writeApp(app)}, true, nil
+	write := h.writeApp(app)
+	return step{desc: fmt.Sprintf("app %s: read-only %s", app.Name, name), do: func(ctx context.Context, h *harness) error {
+		if err := h.waitExists(ctx, o, 2*time.Minute); err != nil {
+			return err
+		}
+		return write(ctx, h)
+	}}, true, nil
+}
+
+// waitExists waits until the model object o is on the API server.
+func (h *harness) waitExists(ctx context.Context, o *object, timeout time.Duration) error {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	if o.Kind == "Deployment" {
+		u.SetAPIVersion("apps/v1")
+	}
+	u.SetKind(o.Kind)
+	deadline := time.Now().Add(timeout)
+	for {
+		err := h.c.Get(ctx, client.ObjectKey{Namespace: chaosNS, Name: o.Name}, u)
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s %s/%s: not created after %s, cannot make it read-only", o.Kind, chaosNS, o.Name, timeout)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 func (h *harness) applyOnceRule(app *appModel) (step, bool, error) {
