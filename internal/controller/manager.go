@@ -100,6 +100,13 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 	if err != nil {
 		return nil, err
 	}
+	// Each pass lists its Application's trackers from the cache: through
+	// these indexes that costs its own trackers, not the whole fleet's.
+	for key, fn := range map[string]client.IndexerFunc{tracker.IndexApp: tracker.AppIndex, tracker.IndexRescueOf: tracker.RescueOfIndex} {
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1beta1.ResourceTracker{}, key, fn); err != nil {
+			return nil, fmt.Errorf("indexing resource trackers: %w", err)
+		}
+	}
 	clusters, err := cluster.NewManager(cfg, cluster.NewManagedClient(direct, mgr.GetCache(), gvks), cluster.ManagerOptions{
 		Namespace: opts.ClusterSecretNS,
 		QPS:       float32(opts.KubeAPIQPS),
@@ -139,7 +146,7 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 		Mapper:   mgr.GetRESTMapper(),
 		Clusters: clusters,
 		Registry: &registry,
-		Trackers: &tracker.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
+		Trackers: &tracker.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Indexed: true,
 			Compression: v1beta1.CompressionType(opts.TrackerCompression)},
 		Renderer:       render.NewRenderer(render.WithCacheObserver(m.ObserveRenderCache)),
 		Metrics:        m,

@@ -130,10 +130,7 @@ func (s *Store) KeepRescue(ctx context.Context, rt *v1beta1.ResourceTracker) err
 // deleted. It returns the names of the trackers it created.
 func (s *Store) RestoreRescued(ctx context.Context, app AppRef) ([]string, error) {
 	var list v1beta1.ResourceTrackerList
-	if err := s.Client.List(ctx, &list, client.MatchingLabels{
-		v1beta1.LabelRescueOfApp:       app.Name,
-		v1beta1.LabelRescueOfNamespace: app.Namespace,
-	}); err != nil {
+	if err := s.Client.List(ctx, &list, s.selectApp(true, IndexRescueOf, v1beta1.LabelRescueOfNamespace, v1beta1.LabelRescueOfApp, app)...); err != nil {
 		return nil, fmt.Errorf("listing rescued resource trackers of %s/%s: %w", app.Namespace, app.Name, err)
 	}
 	var restored []string

@@ -26,6 +26,9 @@ type Store struct {
 	// not rest on a cache that may lag (deleting an Application). Nil
 	// means Client.
 	Reader client.Reader
+	// Indexed says Client reads from a cache with IndexApp and
+	// IndexRescueOf registered: lists go through them.
+	Indexed bool
 }
 
 // AppRef names an Application: trackers outlive the Application object, so
@@ -44,7 +47,7 @@ func RefOf(app *v1beta1.Application) AppRef {
 // List returns the trackers of an Application, versioned ones ordered by
 // generation (oldest first).
 func (s *Store) List(ctx context.Context, app AppRef) ([]v1beta1.ResourceTracker, error) {
-	return s.list(ctx, s.Client, app)
+	return s.list(ctx, s.Client, true, app)
 }
 
 // ListFresh is List read straight from the API server: a tracker created
@@ -53,15 +56,12 @@ func (s *Store) ListFresh(ctx context.Context, app AppRef) ([]v1beta1.ResourceTr
 	if s.Reader == nil {
 		return s.List(ctx, app)
 	}
-	return s.list(ctx, s.Reader, app)
+	return s.list(ctx, s.Reader, false, app)
 }
 
-func (s *Store) list(ctx context.Context, r client.Reader, app AppRef) ([]v1beta1.ResourceTracker, error) {
+func (s *Store) list(ctx context.Context, r client.Reader, cached bool, app AppRef) ([]v1beta1.ResourceTracker, error) {
 	var list v1beta1.ResourceTrackerList
-	if err := r.List(ctx, &list, client.MatchingLabels{
-		v1beta1.LabelAppName:      app.Name,
-		v1beta1.LabelAppNamespace: app.Namespace,
-	}); err != nil {
+	if err := r.List(ctx, &list, s.selectApp(cached, IndexApp, v1beta1.LabelAppNamespace, v1beta1.LabelAppName, app)...); err != nil {
 		return nil, fmt.Errorf("listing resource trackers of %s/%s: %w", app.Namespace, app.Name, err)
 	}
 	items := list.Items
