@@ -108,9 +108,10 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	r.bindIdentity(s)
 	defer func() {
 		err := r.patchStatus(ctx, s)
-		// The pass that added the finalizer may have recorded and applied
-		// for an Application that vanished meanwhile (see vanished.go).
-		if s.finalizerAdded && s.fresh && (s.aborted || apierrors.IsNotFound(err)) {
+		// A pass that recorded the Application's first tracker may have
+		// applied for an Application that vanished meanwhile (see
+		// vanished.go).
+		if s.guarded && (s.aborted || apierrors.IsNotFound(err)) {
 			r.cleanUpVanished(ctx, s)
 			return
 		}

@@ -47,7 +47,7 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 		}
 		return ctrl.Result{}, s.identityErr
 	}
-	if res, done, err := r.deleteRecorded(ctx, s); !done || err != nil {
+	if res, done, err := r.deleteRecorded(ctx, s, false); !done || err != nil {
 		return res, err
 	}
 	r.warned.forget(app.Namespace + "/" + app.Name)
@@ -69,7 +69,11 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Appli
 // deleteRecorded deletes what the Application's trackers record, as
 // finalize describes, then the trackers. done is false while objects are
 // still terminating or a delete failed: res says when to look again.
-func (r *ApplicationReconciler) deleteRecorded(ctx context.Context, s *scope) (res ctrl.Result, done bool, err error) {
+//
+// ownOnly limits it to the trackers the Application itself recorded (its
+// UID label), leaving what an earlier Application of the same name left
+// for a later one to take over.
+func (r *ApplicationReconciler) deleteRecorded(ctx context.Context, s *scope, ownOnly bool) (res ctrl.Result, done bool, err error) {
 	app := s.app
 	// Read from the API server: a tracker the cache has not seen yet must
 	// not be missed, or its objects would be orphaned.
@@ -81,6 +85,11 @@ func (r *ApplicationReconciler) deleteRecorded(ctx context.Context, s *scope) (r
 	trackers, err := r.Trackers.ListFresh(ctx, tracker.RefOf(app))
 	if err != nil {
 		return ctrl.Result{}, false, err
+	}
+	if ownOnly {
+		trackers = slices.DeleteFunc(trackers, func(rt v1beta1.ResourceTracker) bool {
+			return rt.Labels[v1beta1.LabelAppUID] != string(app.UID)
+		})
 	}
 	// Component-revision trackers are records, not objects: they go once
 	// everything else is gone.
@@ -155,8 +164,10 @@ func (r *ApplicationReconciler) deleteRecorded(ctx context.Context, s *scope) (r
 	// Every tracker is gone: a rescue copy left by a stopped re-creation
 	// must not outlive them, or an Application created later under this
 	// name would take it back.
-	if err := r.Trackers.DropRescued(ctx, tracker.RefOf(app)); err != nil {
-		return ctrl.Result{}, false, err
+	if !ownOnly {
+		if err := r.Trackers.DropRescued(ctx, tracker.RefOf(app)); err != nil {
+			return ctrl.Result{}, false, err
+		}
 	}
 	return ctrl.Result{}, true, nil
 }

@@ -80,6 +80,9 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: s.rulesErr}
 		return nil
 	}
+	if err := r.confirmPresent(ctx, s); err != nil {
+		return err
+	}
 	if s.current != nil && s.current.Name == tracker.Name(s.app.Name, s.app.Namespace, kind) &&
 		(kind.PublishVersion != "" || !r.placementsMoved(ctx, s)) {
 		return r.reuseVersion(ctx, s)
@@ -91,9 +94,6 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 			return err
 		}
 		return nil
-	}
-	if err := r.confirmPresent(ctx, s); err != nil {
-		return err
 	}
 	s.newKeys = unseenKeys(append(append([]v1beta1.ManagedResource(nil), versioned...), root...), s.current, s.root, s.older)
 	ref := tracker.RefOf(s.app)

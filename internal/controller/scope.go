@@ -59,6 +59,10 @@ type scope struct {
 	// finalizerAdded is true when this pass added Steward's finalizer:
 	// the Application may have been deleted as it was (see vanished.go).
 	finalizerAdded bool
+	// guarded is true when this pass confirmed, before it recorded, that
+	// the Application had no tracker of its own yet and was still there:
+	// if it is gone at the end, the pass cleans up (see vanished.go).
+	guarded bool
 	// fresh is true when current was recorded in this pass, so applied
 	// changes are a dispatch rather than drift being repaired.
 	fresh bool

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,13 +57,20 @@ func TestVanished_DeletedAsTheFinalizerIsAdded_NothingIsApplied(t *testing.T) {
 	var armed, fired atomic.Bool
 	armed.Store(true)
 	opts := testOptions()
-	opts.testHooks = hooks{hookAfterFinalizer: func() error {
-		if !armed.CompareAndSwap(true, false) {
+	var recorded atomic.Bool
+	opts.testHooks = hooks{
+		hookAfterFinalizer: func() error {
+			if !armed.CompareAndSwap(true, false) {
+				return nil
+			}
+			fired.Store(true)
+			return vanish(t, ns, "web")
+		},
+		hookAfterRecord: func() error {
+			recorded.Store(true)
 			return nil
-		}
-		fired.Store(true)
-		return vanish(t, ns, "web")
-	}}
+		},
+	}
 	startManager(t, testCfg, opts)
 	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
 	eventually(t, 15*time.Second, "the race to happen", func() error {
@@ -71,8 +79,11 @@ func TestVanished_DeletedAsTheFinalizerIsAdded_NothingIsApplied(t *testing.T) {
 		}
 		return nil
 	})
-	// Give a pass that wrongly went on the time to apply.
+	// Give a pass that wrongly went on the time to record and apply.
 	time.Sleep(2 * time.Second)
+	if recorded.Load() {
+		t.Error("the pass recorded a version for an Application that was gone")
+	}
 	nothingLeft(t, ns, "web", 5*time.Second)
 }
 
@@ -102,4 +113,51 @@ func TestVanished_DeletedAfterTheFirstApply_ThePassCleansUp(t *testing.T) {
 		return nil
 	})
 	nothingLeft(t, ns, "web", 20*time.Second)
+}
+
+// A first pass that stops after applying, while its Application still
+// exists, deletes nothing; nor does one whose Application was deleted and
+// created again under the same name meanwhile: the new Application takes
+// over what the name recorded, and its Deployment is never re-created.
+func TestVanished_StoppedFirstPassOfALiveOrRecreatedApp_DeletesNothing(t *testing.T) {
+	for _, recreate := range []bool{false, true} {
+		t.Run(fmt.Sprintf("recreated=%v", recreate), func(t *testing.T) {
+			ns := newNamespace(t)
+			var armed atomic.Bool
+			var uid atomic.Value
+			armed.Store(true)
+			opts := testOptions()
+			opts.testHooks = hooks{hookAfterKeep: func() error {
+				if !armed.CompareAndSwap(true, false) {
+					return nil
+				}
+				dep, err := getDeployment(t, ns, "web")
+				if err != nil {
+					t.Errorf("the hook ran before the Deployment was applied: %v", err)
+					return err
+				}
+				uid.Store(dep.UID)
+				if recreate {
+					if err := vanish(t, ns, "web"); err != nil {
+						return err
+					}
+					createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+				}
+				return errors.New("stopped after the first apply")
+			}}
+			startManager(t, testCfg, opts)
+			createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+			waitReady(t, ns, "web")
+			if armed.Load() {
+				t.Fatal("the hook never fired")
+			}
+			dep, err := getDeployment(t, ns, "web")
+			if err != nil {
+				t.Fatalf("the Deployment is gone: %v", err)
+			}
+			if dep.UID != uid.Load() {
+				t.Errorf("the Deployment was deleted and re-created (UID %s, was %s)", dep.UID, uid.Load())
+			}
+		})
+	}
 }
