@@ -118,6 +118,9 @@ const (
 	LabelTraitResource = "trait.oam.dev/resource"
 	// LabelTrackerType is the tracker type, on trackers.
 	LabelTrackerType = "app.oam.dev/resource-tracker-type"
+	// LabelScheduledShardID is the shard an Application belongs to, and
+	// its trackers with it, when sharding is on (--enable-sharding).
+	LabelScheduledShardID = "controller.core.oam.dev/scheduled-shard-id"
 
 	// AnnotationReconcileInterval overrides --application-re-sync-period for
 	// one Application (a Go duration, at least 10s).

@@ -50,6 +50,7 @@ type ApplicationReconciler struct {
 	unhealthy   unhealthyStreaks
 	health      healthCache
 	clusterList cluster.ListCache
+	adopted     adoptedApps
 	// hooks interrupt a pass in tests; nil in production.
 	hooks hooks
 }
@@ -70,8 +71,15 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(req.NamespacedName)
+			r.adopted.forget(req.NamespacedName)
+			// Deleted, or moved to another shard: its series go with it.
+			r.Metrics.DeleteApp(req.Namespace, req.Name)
 			return ctrl.Result{}, r.releaseOrphanTrackers(ctx, req.NamespacedName)
 		}
+		return ctrl.Result{}, err
+	}
+	readFresh, err := r.adoptTrackers(ctx, app)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if !app.DeletionTimestamp.IsZero() {
@@ -105,6 +113,7 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 
 	s := newScope(app)
 	s.finalizerAdded = finalizerAdded
+	s.readFresh = readFresh
 	r.bindIdentity(s)
 	defer func() {
 		err := r.patchStatus(ctx, s)

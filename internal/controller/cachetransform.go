@@ -5,6 +5,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,7 +17,10 @@ import (
 // dropped from every cached object (nothing reads them; about 0.6 KiB per
 // cached Application, tracker and definition), and the strings that
 // repeat across cached Applications and trackers are shared.
-func cacheOptions(syncPeriod *time.Duration) cache.Options {
+//
+// With sharding on, shard selects the Applications and trackers of this
+// replica's shard: the others are never cached.
+func cacheOptions(syncPeriod *time.Duration, shard labels.Selector) cache.Options {
 	strip := cache.TransformStripManagedFields()
 	in := newInterner(maxInterned)
 	shared := func(intern func(*interner, client.Object)) toolscache.TransformFunc {
@@ -37,8 +41,8 @@ func cacheOptions(syncPeriod *time.Duration) cache.Options {
 		SyncPeriod:       syncPeriod,
 		DefaultTransform: strip,
 		ByObject: map[client.Object]cache.ByObject{
-			&v1beta1.Application{}:     {Transform: shared(internApplication)},
-			&v1beta1.ResourceTracker{}: {Transform: shared(internTracker)},
+			&v1beta1.Application{}:     {Label: shard, Transform: shared(internApplication)},
+			&v1beta1.ResourceTracker{}: {Label: shard, Transform: shared(internTracker)},
 		},
 	}
 }

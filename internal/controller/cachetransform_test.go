@@ -34,7 +34,7 @@ func cachedApp(name string) *v1beta1.Application {
 // cacheTransform returns the cache transform of objects of type T.
 func cacheTransform[T client.Object](t *testing.T) func(any) (any, error) {
 	t.Helper()
-	for k, v := range cacheOptions(nil).ByObject {
+	for k, v := range cacheOptions(nil, nil).ByObject {
 		if _, ok := k.(T); ok {
 			return v.Transform
 		}

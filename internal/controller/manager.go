@@ -3,11 +3,13 @@ package controller
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,6 +25,7 @@ import (
 	"github.com/steward-oam/steward/internal/events"
 	"github.com/steward-oam/steward/internal/metrics"
 	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/sharding"
 	"github.com/steward-oam/steward/internal/tracker"
 	"github.com/steward-oam/steward/internal/watch"
 )
@@ -58,15 +61,21 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	}
 	cfg.Wrap(m.InstrumentTransport)
 	skip := opts.SkipNameValidation
+	opts.Sharding.LeaseNamespace = leaseNamespace(opts)
+	electionID := opts.LeaderElectionID
+	if opts.Sharding.Enabled {
+		// The replicas of one shard elect a leader among themselves.
+		electionID += "-" + opts.Sharding.ShardID
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  NewScheme(),
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:  opts.HealthAddr,
 		PprofBindAddress:        opts.PprofAddr,
 		LeaderElection:          opts.EnableLeaderElection,
-		LeaderElectionID:        opts.LeaderElectionID,
+		LeaderElectionID:        electionID,
 		LeaderElectionNamespace: opts.LeaderElectionNS,
-		Cache:                   cacheOptions(&opts.InformerSyncPeriod),
+		Cache:                   cacheOptions(&opts.InformerSyncPeriod, opts.Sharding.Selector()),
 		Controller:              ctrlConfig(skip),
 	})
 	if err != nil {
@@ -88,7 +97,49 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := setupDefinitionReconcilers(mgr, r.Renderer); err != nil {
 		return nil, err
 	}
+	if err := setupSharding(mgr, cfg, opts); err != nil {
+		return nil, err
+	}
 	return mgr, nil
+}
+
+// setupSharding adds the shard's Lease heartbeat and, on the master, the
+// scheduler. Both run on the elected replica of the shard only.
+func setupSharding(mgr manager.Manager, cfg *rest.Config, opts Options) error {
+	if !opts.Sharding.Enabled {
+		return nil
+	}
+	direct, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return fmt.Errorf("creating client: %w", err)
+	}
+	log := mgr.GetLogger().WithName("sharding")
+	identity := os.Getenv("POD_NAME")
+	if identity == "" {
+		identity, _ = os.Hostname()
+	}
+	if err := mgr.Add(&sharding.Heartbeat{Client: direct, Options: opts.Sharding, Identity: identity, Log: log}); err != nil {
+		return err
+	}
+	if !opts.Sharding.IsMaster() {
+		return nil
+	}
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating metadata client: %w", err)
+	}
+	return mgr.Add(&sharding.Scheduler{Client: direct, Metadata: meta, Options: opts.Sharding, Log: log})
+}
+
+// leaseNamespace is where the shards' Leases live: the flag, else the
+// leader election namespace, else the pod's, else the cluster secrets'.
+func leaseNamespace(opts Options) string {
+	for _, ns := range []string{opts.Sharding.LeaseNamespace, opts.LeaderElectionNS, os.Getenv("POD_NAMESPACE")} {
+		if ns != "" {
+			return ns
+		}
+	}
+	return opts.ClusterSecretNS
 }
 
 func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Options, m *metrics.Metrics) (*ApplicationReconciler, error) {
@@ -146,7 +197,7 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 		Mapper:   mgr.GetRESTMapper(),
 		Clusters: clusters,
 		Registry: &registry,
-		Trackers: &tracker.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Indexed: true,
+		Trackers: &tracker.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Indexed: true, Shard: opts.Sharding.Label(),
 			Compression: v1beta1.CompressionType(opts.TrackerCompression)},
 		Renderer:       render.NewRenderer(render.WithCacheObserver(m.ObserveRenderCache)),
 		Metrics:        m,

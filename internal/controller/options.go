@@ -11,6 +11,7 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/sharding"
 	"github.com/steward-oam/steward/internal/watch"
 )
 
@@ -59,6 +60,8 @@ type Options struct {
 	// Application is looked at again; it doubles with each unhealthy pass
 	// up to the Application's re-sync period. 0 turns the back-off off.
 	UnhealthyRequeueBase time.Duration
+	// Sharding spreads Applications over replicas (--enable-sharding).
+	Sharding sharding.Options
 	// testHooks interrupt passes in tests; never set in production.
 	testHooks hooks
 	// onRequeue sees the requeue of every pass that ran to its end, in
@@ -99,6 +102,7 @@ func NewOptions() Options {
 		IdentityClients:      256,
 		DriftDetection:       watch.ModeWatch,
 		WatchFullReadPeriod:  time.Hour,
+		Sharding:             sharding.Defaults(),
 	}
 }
 
@@ -129,6 +133,13 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.IdentityClients, "identity-client-cache-size", o.IdentityClients, "Clients kept for impersonated ServiceAccounts, over all clusters; the least recently used is dropped first.")
 	fs.StringVar(&o.DriftDetection, "drift-detection", o.DriftDetection, "How drift is found: \"watch\" runs one metadata-only informer per managed kind and cluster, selected by Steward's ownership label, repairs an object as soon as someone else changes or deletes it, and skips unchanged objects on the re-sync pass; \"timer\" reads every object once per re-sync pass.")
 	fs.DurationVar(&o.WatchFullReadPeriod, "watch-full-read-period", o.WatchFullReadPeriod, "In watch mode, how often one re-sync pass of an Application reads every object from the API server even when the watch cache shows it unchanged: a safety net under the watch. 0 never does after the first pass of the process.")
+	fs.BoolVar(&o.Sharding.Enabled, "enable-sharding", o.Sharding.Enabled, "Reconcile only the Applications of this replica's shard (--shard-id), as KubeVela does: those labelled controller.core.oam.dev/scheduled-shard-id=<shard-id>, with their resource trackers, through label-selected caches. The master shard also assigns unlabelled Applications to live shards and moves the Applications of a shard that is gone.")
+	fs.StringVar(&o.Sharding.ShardID, "shard-id", o.Sharding.ShardID, "This replica's shard when sharding is on; \"master\" assigns Applications to shards.")
+	fs.StringSliceVar(&o.Sharding.SchedulableShards, "schedulable-shards", o.Sharding.SchedulableShards, "Shards the master assigns Applications to, among those whose Lease is live; empty means every shard with a live Lease.")
+	fs.StringVar(&o.Sharding.LeaseNamespace, "sharding-lease-namespace", o.Sharding.LeaseNamespace, "Namespace of the shards' Leases (steward-shard-<id>); default: --leader-election-namespace, else the pod's namespace (POD_NAMESPACE), else --cluster-secret-namespace.")
+	fs.DurationVar(&o.Sharding.LeaseDuration, "sharding-lease-duration", o.Sharding.LeaseDuration, "How long a shard's Lease is valid after each renewal.")
+	fs.DurationVar(&o.Sharding.RenewPeriod, "sharding-lease-renew-period", o.Sharding.RenewPeriod, "How often each shard renews its Lease; the master also looks at the Leases this often.")
+	fs.DurationVar(&o.Sharding.ReassignGrace, "sharding-reassign-grace", o.Sharding.ReassignGrace, "How long a shard's Lease stays expired before the master moves its Applications to live shards; 0 never moves them.")
 	fs.StringVar(&o.TrackerCompression, "resource-tracker-compression", o.TrackerCompression, "How ResourceTrackers store managed resources: \"\" (none), gzip or zstd.")
 }
 
@@ -161,6 +172,9 @@ func (o Options) Validate() error {
 	case v1beta1.CompressionNone, v1beta1.CompressionGzip, v1beta1.CompressionZstd:
 	default:
 		return fmt.Errorf("--resource-tracker-compression %q: want \"\", gzip or zstd", o.TrackerCompression)
+	}
+	if err := o.Sharding.Validate(); err != nil {
+		return err
 	}
 	_, err := ParseGVKs(o.CachedGVKs)
 	return err

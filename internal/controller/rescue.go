@@ -60,7 +60,7 @@ func (r *ApplicationReconciler) listTrackers(ctx context.Context, s *scope) ([]v
 	if err != nil {
 		return nil, err
 	}
-	if len(restored) == 0 {
+	if len(restored) == 0 && !s.readFresh {
 		return r.Trackers.List(ctx, ref)
 	}
 	for _, name := range restored {

@@ -56,6 +56,10 @@ type scope struct {
 	// fullRead is true when watch mode reads every object this pass
 	// instead of trusting its cache (--watch-full-read-period).
 	fullRead bool
+	// readFresh is true when trackers were just moved into this shard:
+	// the cache may not show them yet, so the pass lists them from the
+	// API server.
+	readFresh bool
 	// finalizerAdded is true when this pass added Steward's finalizer:
 	// the Application may have been deleted as it was (see vanished.go).
 	finalizerAdded bool

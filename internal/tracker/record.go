@@ -77,6 +77,7 @@ func (s *Store) create(ctx context.Context, app AppRef, k Kind, generation int64
 	name := Name(app.Name, app.Namespace, k)
 	labels := Labels(app.Name, app.Namespace, k)
 	labels[v1beta1.LabelAppUID] = app.UID
+	s.stampShard(labels)
 	var annotations map[string]string
 	if k.PublishVersion != "" {
 		annotations = map[string]string{v1beta1.AnnotationPublishVersion: k.PublishVersion}

@@ -83,10 +83,10 @@ func (s *Store) writeRescue(ctx context.Context, rt *v1beta1.ResourceTracker) er
 	copy := &v1beta1.ResourceTracker{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: rescueName(rt.Name),
-			Labels: map[string]string{
+			Labels: s.stampShard(map[string]string{
 				v1beta1.LabelRescueOfApp:       rt.Labels[v1beta1.LabelAppName],
 				v1beta1.LabelRescueOfNamespace: rt.Labels[v1beta1.LabelAppNamespace],
-			},
+			}),
 			Annotations: map[string]string{v1beta1.AnnotationRescueOf: string(of)},
 		},
 		Spec: *rt.Spec.DeepCopy(),

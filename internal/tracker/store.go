@@ -26,6 +26,11 @@ type Store struct {
 	// not rest on a cache that may lag (deleting an Application). Nil
 	// means Client.
 	Reader client.Reader
+	// Shard, when set, is written as the shard label
+	// (v1beta1.LabelScheduledShardID) on every tracker this Store
+	// creates, so that a replica's label-selected cache holds its
+	// shard's trackers only.
+	Shard string
 	// Indexed says Client reads from a cache with IndexApp and
 	// IndexRescueOf registered: lists go through them.
 	Indexed bool
