@@ -3,6 +3,7 @@ package chart
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -222,5 +223,49 @@ func TestChart_RefusesReplicasWithoutLeaderElection(t *testing.T) {
 		"--set", "replicaCount=2,leaderElection.enabled=false")
 	if err == nil || !strings.Contains(err.Error(), "needs leaderElection.enabled") {
 		t.Fatalf("got %v, want a refusal", err)
+	}
+}
+
+// TestChart_ShardingRendersOneDeploymentPerShard: sharding.shards=3 gives
+// the master and two shards, each a Deployment of its own (selectors that
+// do not overlap) running the controller with its shard's flags, and the
+// Role for the shards' Leases even without leader election.
+func TestChart_ShardingRendersOneDeploymentPerShard(t *testing.T) {
+	objs := render(t, "--set", "sharding.enabled=true,sharding.shards=3,sharding.reassignGrace=90s,leaderElection.enabled=false")
+	deps := find(objs, "Deployment")
+	if len(deps) != 3 {
+		t.Fatalf("%d Deployments, want one per shard (3)", len(deps))
+	}
+	selectors := map[string]bool{}
+	for i, dep := range deps {
+		id := "master"
+		if i > 0 {
+			id = fmt.Sprintf("shard-%d", i)
+		}
+		if want := "steward-" + id; dep.GetName() != want {
+			t.Errorf("Deployment %d is %s, want %s", i, dep.GetName(), want)
+		}
+		opts := parseControllerFlags(t, containerArgs(t, dep)[1:])
+		s := opts.Sharding
+		if !s.Enabled || s.ShardID != id || s.LeaseNamespace != releaseNamespace || s.ReassignGrace != 90*time.Second {
+			t.Errorf("%s: sharding options %+v", dep.GetName(), s)
+		}
+		sel, _, _ := unstructured.NestedStringMap(dep.Object, "spec", "selector", "matchLabels")
+		pod, _, _ := unstructured.NestedStringMap(dep.Object, "spec", "template", "metadata", "labels")
+		if sel["controller.core.oam.dev/shard-id"] != id || pod["controller.core.oam.dev/shard-id"] != id {
+			t.Errorf("%s: selector %v, pod labels %v: want the shard id in both", dep.GetName(), sel, pod)
+		}
+		selectors[fmt.Sprint(sel)] = true
+	}
+	if len(selectors) != 3 {
+		t.Errorf("the shards' Deployments share selectors: %v", selectors)
+	}
+	role := one(t, objs, "Role")
+	rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+	if !strings.Contains(fmt.Sprint(rules), "leases") {
+		t.Errorf("no Role rule for the shards' Leases: %v", rules)
+	}
+	if _, err := runHelm(t, "template", "steward", "charts/steward", "--kube-version", kubeVersion, "--set", "sharding.enabled=true,sharding.shards=0"); err == nil {
+		t.Error("sharding.shards=0 rendered; want a refusal")
 	}
 }
