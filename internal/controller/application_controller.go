@@ -150,9 +150,11 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 		if err != nil {
 			s.aborted = true
+			r.notAdopted(app, err)
 			return ctrl.Result{}, err
 		}
 	}
+	r.notAdopted(app, s.retryErr)
 	return r.requeue(s), s.retryErr
 }
 

@@ -79,7 +79,7 @@ func (r *ApplicationReconciler) deleteRecorded(ctx context.Context, s *scope, ow
 	// not be missed, or its objects would be orphaned.
 	// A re-creation a stopped pass left half done is finished first, so
 	// that the objects of its tracker are deleted with the others.
-	if _, err := r.Trackers.RestoreRescued(ctx, tracker.RefOf(app)); err != nil {
+	if _, err := r.Trackers.RestoreRescuedFresh(ctx, tracker.RefOf(app)); err != nil {
 		return ctrl.Result{}, false, err
 	}
 	trackers, err := r.Trackers.ListFresh(ctx, tracker.RefOf(app))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
@@ -183,7 +184,17 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 	registry := clusters.Registry()
 	var watcher *watch.Watcher
 	if opts.DriftDetection == watch.ModeWatch {
-		watcher = watch.New(watch.Options{Clusters: clusters, Metrics: m, Supervise: opts.watchSupervise, FullReadPeriod: opts.WatchFullReadPeriod})
+		wopts := watch.Options{Clusters: clusters, Metrics: m, Supervise: opts.watchSupervise, FullReadPeriod: opts.WatchFullReadPeriod}
+		if opts.Sharding.Enabled {
+			// Only this shard's Applications are in the cache.
+			apps := mgr.GetCache()
+			wopts.Owns = func(app types.NamespacedName) bool {
+				// The typed read goes to the cache's Application informer,
+				// label-selected; a metadata read would start another one.
+				return apps.Get(context.Background(), app, &v1beta1.Application{}) == nil
+			}
+		}
+		watcher = watch.New(wopts)
 		if err := mgr.Add(watcher); err != nil {
 			return nil, err
 		}

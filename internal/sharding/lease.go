@@ -2,6 +2,7 @@ package sharding
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -25,16 +26,32 @@ type Heartbeat struct {
 	now func() time.Time
 }
 
-// Start renews the Lease every RenewPeriod until ctx is done.
+// Start renews the Lease every RenewPeriod until ctx is done. When no
+// renewal has succeeded for LeaseDuration it returns an error, which stops
+// the manager: the master may soon hand this shard's Applications to
+// others (it waits LeaseDuration and the grace period from the last
+// renewal it saw), and a replica that cannot prove it is alive must not
+// go on reconciling them alongside their new owner.
 func (h *Heartbeat) Start(ctx context.Context) error {
 	if h.now == nil {
 		h.now = time.Now
 	}
 	t := time.NewTicker(h.Options.RenewPeriod)
 	defer t.Stop()
+	last := h.now()
 	for {
-		if err := h.renew(ctx); err != nil && ctx.Err() == nil {
+		err := h.renew(ctx)
+		switch {
+		case err == nil:
+			last = h.now()
+		case ctx.Err() != nil:
+			return nil
+		default:
 			h.Log.Error(err, "Could not renew the shard's Lease", "shard", h.Options.ShardID)
+			if h.now().Sub(last) >= h.Options.LeaseDuration {
+				return fmt.Errorf("shard %s: the Lease was not renewed for %s; stopping so that its Applications have one owner: %w",
+					h.Options.ShardID, h.Options.LeaseDuration, err)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -81,19 +98,4 @@ func (h *Heartbeat) renew(ctx context.Context) error {
 		lease.Labels[LabelShardID] = h.Options.ShardID
 	}
 	return h.Client.Patch(ctx, lease, client.MergeFrom(before))
-}
-
-// leaseState is what the master reads from a shard's Lease.
-type leaseState struct {
-	// expiry is when the Lease runs out without a renewal.
-	expiry time.Time
-}
-
-// expiryOf returns when lease runs out; zero when it was never renewed.
-func expiryOf(lease *coordinationv1.Lease) time.Time {
-	spec := lease.Spec
-	if spec.RenewTime == nil || spec.LeaseDurationSeconds == nil {
-		return time.Time{}
-	}
-	return spec.RenewTime.Add(time.Duration(*spec.LeaseDurationSeconds) * time.Second)
 }

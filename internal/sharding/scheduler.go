@@ -2,6 +2,7 @@ package sharding
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -35,15 +36,33 @@ type Scheduler struct {
 	Log      logr.Logger
 
 	mu   sync.Mutex
-	apps map[types.NamespacedName]string
+	apps map[types.NamespacedName]app
 	kick chan struct{}
+	// seen is, per shard, the last renewal read from its Lease and when
+	// this process first read it: a shard is judged by the master's own
+	// clock, never by the time another replica wrote.
+	seen map[string]renewal
+}
+
+// app is what the scheduler keeps of an Application.
+type app struct {
+	shard           string
+	resourceVersion string
+}
+
+// renewal is a shard's last Lease renewal as the master saw it.
+type renewal struct {
+	renewed  time.Time
+	duration time.Duration
+	seenAt   time.Time
 }
 
 var applications = schema.GroupVersionResource{Group: v1beta1.GroupVersion.Group, Version: v1beta1.GroupVersion.Version, Resource: "applications"}
 
 // Start watches Applications and schedules until ctx is done.
 func (s *Scheduler) Start(ctx context.Context) error {
-	s.apps = map[types.NamespacedName]string{}
+	s.apps = map[types.NamespacedName]app{}
+	s.seen = map[string]renewal{}
 	s.kick = make(chan struct{}, 1)
 	inf := metadatainformer.NewFilteredMetadataInformer(s.Metadata, applications, metav1.NamespaceAll, 0, toolscache.Indexers{}, nil).Informer()
 	if err := inf.SetTransform(slim); err != nil {
@@ -113,7 +132,7 @@ func (s *Scheduler) observe(obj any, deleted bool) {
 		return
 	}
 	id := m.Labels[LabelScheduledShardID]
-	s.apps[key] = id
+	s.apps[key] = app{shard: id, resourceVersion: m.ResourceVersion}
 	if id == "" {
 		select {
 		case s.kick <- struct{}{}:
@@ -131,16 +150,31 @@ func (s *Scheduler) round(ctx context.Context, now time.Time) error {
 	expiry := map[string]time.Time{}
 	for i := range leases.Items {
 		l := &leases.Items[i]
-		if id := l.Labels[LabelShardID]; id != "" && l.Name == LeaseName(id) {
-			expiry[id] = expiryOf(l)
+		id := l.Labels[LabelShardID]
+		if id == "" || l.Name != LeaseName(id) {
+			continue
 		}
+		r := renewal{seenAt: now, duration: s.Options.LeaseDuration}
+		if l.Spec.RenewTime != nil {
+			r.renewed = l.Spec.RenewTime.Time
+		}
+		if l.Spec.LeaseDurationSeconds != nil {
+			r.duration = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+		}
+		if prev, ok := s.seen[id]; ok && prev.renewed.Equal(r.renewed) {
+			r.seenAt = prev.seenAt
+		}
+		s.seen[id] = r
+		expiry[id] = r.seenAt.Add(r.duration)
 	}
 	s.mu.Lock()
 	apps := make(map[types.NamespacedName]string, len(s.apps))
+	versions := make(map[types.NamespacedName]string, len(s.apps))
 	unassigned := 0
-	for k, v := range s.apps {
-		apps[k] = v
-		if v == "" {
+	for k, a := range s.apps {
+		apps[k] = a.shard
+		versions[k] = a.resourceVersion
+		if a.shard == "" {
 			unassigned++
 		}
 	}
@@ -149,30 +183,32 @@ func (s *Scheduler) round(ctx context.Context, now time.Time) error {
 	if len(moves) == 0 && unassigned > 0 {
 		s.Log.Info("No live shard to assign Applications to", "unassigned", unassigned, "schedulableShards", s.Options.SchedulableShards)
 	}
+	var errs []error
 	for _, m := range moves {
-		if err := s.assign(ctx, m); err != nil {
-			return err
+		if err := s.assign(ctx, m, versions[m.App]); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
-// assign writes the shard label of one Application. A move away from a
-// dead shard is guarded by the label read: an Application someone
-// assigned meanwhile is left as it is.
-func (s *Scheduler) assign(ctx context.Context, m move) error {
-	app := &metav1.PartialObjectMetadata{}
-	app.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("Application"))
-	app.Namespace, app.Name = m.App.Namespace, m.App.Name
-	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, LabelScheduledShardID, m.To))
+// assign writes the shard label of one Application, guarded by what the
+// scheduler read: an unassigned Application by its resourceVersion, a
+// move away from a dead shard by a test of the old label. An Application
+// someone assigned (or changed) meanwhile is left as it is, and the
+// informer brings the change.
+func (s *Scheduler) assign(ctx context.Context, m move, resourceVersion string) error {
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(v1beta1.GroupVersion.WithKind("Application"))
+	obj.Namespace, obj.Name = m.App.Namespace, m.App.Name
+	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"metadata":{"resourceVersion":%q,"labels":{%q:%q}}}`,
+		resourceVersion, LabelScheduledShardID, m.To))
 	if m.From != "" {
 		path := "/metadata/labels/" + strings.ReplaceAll(LabelScheduledShardID, "/", "~1")
 		patch = client.RawPatch(types.JSONPatchType, fmt.Appendf(nil, `[{"op":"test","path":%q,"value":%q},{"op":"replace","path":%q,"value":%q}]`, path, m.From, path, m.To))
 	}
-	err := s.Client.Patch(ctx, app, patch)
-	if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) {
-		// Gone, or assigned meanwhile (the test failed): the informer
-		// brings the change.
+	err := s.Client.Patch(ctx, obj, patch)
+	if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) || apierrors.IsConflict(err) {
 		return nil
 	}
 	if err != nil {
@@ -184,8 +220,8 @@ func (s *Scheduler) assign(ctx context.Context, m move) error {
 	}
 	s.Log.V(1).Info("Assigned Application to shard", "application", m.App.String(), "shard", m.To, "from", m.From, "reason", reason)
 	s.mu.Lock()
-	if _, ok := s.apps[m.App]; ok {
-		s.apps[m.App] = m.To
+	if a, ok := s.apps[m.App]; ok && a.shard == m.From {
+		s.apps[m.App] = app{shard: m.To, resourceVersion: obj.ResourceVersion}
 	}
 	s.mu.Unlock()
 	return nil

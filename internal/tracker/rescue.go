@@ -129,8 +129,19 @@ func (s *Store) KeepRescue(ctx context.Context, rt *v1beta1.ResourceTracker) err
 // cache), and the copy is removed once the tracker exists and is not being
 // deleted. It returns the names of the trackers it created.
 func (s *Store) RestoreRescued(ctx context.Context, app AppRef) ([]string, error) {
+	return s.restoreRescued(ctx, s.Client, true, app)
+}
+
+// RestoreRescuedFresh is RestoreRescued reading the rescue copies from the
+// API server: a copy the cache does not hold (not yet seen, or another
+// shard's) is restored too.
+func (s *Store) RestoreRescuedFresh(ctx context.Context, app AppRef) ([]string, error) {
+	return s.restoreRescued(ctx, s.reader(), s.Reader == nil, app)
+}
+
+func (s *Store) restoreRescued(ctx context.Context, r client.Reader, cached bool, app AppRef) ([]string, error) {
 	var list v1beta1.ResourceTrackerList
-	if err := s.Client.List(ctx, &list, s.selectApp(true, IndexRescueOf, v1beta1.LabelRescueOfNamespace, v1beta1.LabelRescueOfApp, app)...); err != nil {
+	if err := r.List(ctx, &list, s.selectApp(cached, IndexRescueOf, v1beta1.LabelRescueOfNamespace, v1beta1.LabelRescueOfApp, app)...); err != nil {
 		return nil, fmt.Errorf("listing rescued resource trackers of %s/%s: %w", app.Namespace, app.Name, err)
 	}
 	var restored []string

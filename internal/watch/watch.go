@@ -52,6 +52,11 @@ type Options struct {
 	// the watch (an event lost to a bug, a cache that went wrong). Zero
 	// never does beyond the first pass of each process.
 	FullReadPeriod time.Duration
+	// Owns, when set, says whether this replica reconciles an
+	// Application; a change to another's object enqueues nothing (with
+	// sharding, the objects of other shards' Applications carry the same
+	// ownership label).
+	Owns func(types.NamespacedName) bool
 	// now is the clock (time.Now); tests set it.
 	now func() time.Time
 }
@@ -362,6 +367,9 @@ func (w *Watcher) event(key objectKey, rv version, app types.NamespacedName, gon
 }
 
 func (w *Watcher) enqueue(app types.NamespacedName) {
+	if w.opts.Owns != nil && !w.opts.Owns(app) {
+		return
+	}
 	w.mu.Lock()
 	q := w.queue
 	w.mu.Unlock()
