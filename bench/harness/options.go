@@ -17,14 +17,16 @@ const (
 	ScenarioManaged = "managed"
 	ScenarioSoak    = "soak"
 	ScenarioScale   = "scale"
+	ScenarioShards  = "shards"
 )
 
 // AllScenarios lists the scenarios a run executes by default, in order.
 var AllScenarios = []string{ScenarioMemory, ScenarioSteady, ScenarioDrift, ScenarioFleet, ScenarioBigApp, ScenarioManaged, ScenarioSoak}
 
 // OptInScenarios run only when named (--scenarios): scale takes as long as
-// the rest together (make bench-scale).
-var OptInScenarios = []string{ScenarioScale}
+// the rest together (make bench-scale); shards compares one controller
+// with several shards of it (make bench-shards).
+var OptInScenarios = []string{ScenarioScale, ScenarioShards}
 
 // Options configure a benchmark run.
 type Options struct {
@@ -63,7 +65,24 @@ type Profile struct {
 	Managed ManagedConfig `json:"managed"`
 	Soak    SoakConfig    `json:"soak"`
 	Scale   ScaleConfig   `json:"scale"`
+	Shards  ShardsConfig  `json:"shards"`
 }
+
+// ShardsConfig sizes the shards scenario: Apps of ResourcesPer objects,
+// converged by one controller and by Shards replicas of it, one per shard;
+// memory is read as in the scale scenario, Settle after the last app is
+// Ready. Timeout bounds each convergence.
+type ShardsConfig struct {
+	Apps         int      `json:"apps"`
+	ResourcesPer int      `json:"resourcesPerApp"`
+	Shards       int      `json:"shards"`
+	Timeout      Duration `json:"timeout"`
+	Settle       Duration `json:"settle"`
+	Window       Duration `json:"window"`
+	GCs          int      `json:"gcs"`
+}
+
+func (c ShardsConfig) memory() MemoryConfig { return forcedGCs(c.Window, c.GCs) }
 
 // ScaleConfig sizes the scale scenario: Apps of ResourcesPer objects,
 // created before the controller starts, at its own client QPS and burst.
@@ -193,6 +212,8 @@ func FullProfile() Profile {
 		Soak: SoakConfig{Apps: 100, Interval: Duration(10 * time.Second), Duration: Duration(10 * time.Minute), SampleEvery: Duration(time.Minute)},
 		Scale: ScaleConfig{Apps: 10000, ResourcesPer: 8, QPS: 400, Burst: 600, Timeout: Duration(60 * time.Minute),
 			Settle: Duration(30 * time.Second), Window: Duration(10 * time.Second), GCs: 3, SampleEvery: Duration(2 * time.Second)},
+		Shards: ShardsConfig{Apps: 3000, ResourcesPer: 8, Shards: 3, Timeout: Duration(20 * time.Minute),
+			Settle: Duration(10 * time.Second), Window: Duration(10 * time.Second), GCs: 3},
 	}
 }
 
@@ -213,6 +234,8 @@ func QuickProfile() Profile {
 		Soak: SoakConfig{Apps: 30, Interval: Duration(10 * time.Second), Duration: Duration(3 * time.Minute), SampleEvery: Duration(time.Minute)},
 		Scale: ScaleConfig{Apps: 500, ResourcesPer: 8, QPS: 400, Burst: 600, Timeout: Duration(10 * time.Minute),
 			Settle: Duration(5 * time.Second), Window: Duration(4 * time.Second), GCs: 2, SampleEvery: Duration(time.Second)},
+		Shards: ShardsConfig{Apps: 150, ResourcesPer: 8, Shards: 3, Timeout: Duration(5 * time.Minute),
+			Settle: Duration(5 * time.Second), Window: Duration(4 * time.Second), GCs: 2},
 	}
 }
 

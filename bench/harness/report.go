@@ -87,6 +87,7 @@ func renderReport(res *Results, imgDir, source string, charts []string) string {
 	w("%s", bigAppSection(res))
 	w("%s", managedSection(res, imgDir, charts))
 	w("%s", scaleSection(res))
+	w("%s", shardsSection(res))
 	w("%s", soakSection(res, imgDir, charts))
 	if len(res.Errors) > 0 {
 		w("## Failed scenarios\n\n")
@@ -566,6 +567,35 @@ func scaleSection(res *Results) string {
 			bytesText(int(r.Settled.HeapInuse / float64(max(r.Apps, 1)))), fmt.Sprintf("%.1f MiB", r.Settled.RSS/mib),
 			secs(r.Pass), fmt.Sprintf("%s (%s)", secs(r.PassBound), r.PassBusiestKind), fmt.Sprintf("%.2f×", r.PassRatio()),
 			fmt.Sprintf("%.1f MiB", r.PassPeakHeap/mib), fmt.Sprintf("%.1f MiB", r.PassPeakRSS/mib)})
+	}
+	b.WriteString(table(headers, rows))
+	b.WriteString("\n")
+	return b.String()
+}
+
+func shardsSection(res *Results) string {
+	if len(res.Shards) == 0 {
+		return ""
+	}
+	s0 := res.Shards[0]
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Shards\n\n")
+	fmt.Fprintf(&b, "One controller against %d shards of it (issue 15; `make bench-shards`, not part of `make bench`; see\n", s0.Shards)
+	fmt.Fprintf(&b, "[sharding.md](sharding.md)). %s Applications of %d objects each: one controller converges them\n",
+		thousands(s0.Apps), s0.Resources/max(s0.Apps, 1))
+	fmt.Fprintf(&b, "(created before it starts), then, on a fresh control plane, %d replicas (`master`, `shard-1`, ...) start and the\n", s0.Shards)
+	fmt.Fprintf(&b, "same fleet is created; the master assigns every app to a shard. *Ready after* runs from the process start\n")
+	fmt.Fprintf(&b, "(the replicas' start) until the last app is Ready; heap in use after GC and RSS are read once settled.\n\n")
+	headers := []string{"controller", "run", "apps", "ready after", "heap after GC", "share of one controller's", "RSS"}
+	var rows [][]string
+	for _, r := range res.Shards {
+		rows = append(rows, []string{r.Controller, "one controller", thousands(r.Apps), secs(r.SingleConverged),
+			fmt.Sprintf("%.1f MiB", r.Single.HeapInuse/mib), "1.00", fmt.Sprintf("%.1f MiB", r.Single.RSS/mib)})
+		for _, p := range r.Replicas {
+			rows = append(rows, []string{r.Controller, "shard " + p.Shard, thousands(p.Apps), secs(r.ShardedConverged),
+				fmt.Sprintf("%.1f MiB", p.Memory.HeapInuse/mib), fmt.Sprintf("%.2f", p.Memory.HeapInuse/max(r.Single.HeapInuse, 1)),
+				fmt.Sprintf("%.1f MiB", p.Memory.RSS/mib)})
+		}
 	}
 	b.WriteString(table(headers, rows))
 	b.WriteString("\n")

@@ -315,6 +315,33 @@ func TestScale_OptInKeptAndReported(t *testing.T) {
 	}
 }
 
+// The shards scenario runs only when named, is kept across runs of the
+// default scenarios, and the report shows each replica against one
+// controller.
+func TestShards_OptInKeptAndReported(t *testing.T) {
+	opts := Options{Controllers: []Controller{{Name: "steward", Command: "steward controller"}}, QPS: 1, Burst: 1}
+	if opts.runs(ScenarioShards) {
+		t.Fatal("a run of the default scenarios runs shards")
+	}
+	prev := fixtureResults()
+	prev.Shards = []ShardsResult{{Controller: "steward", Apps: 1000, Resources: 8000, Shards: 2,
+		SingleConverged: Duration(60 * time.Second), Single: MemoryPoint{HeapInuse: 30 * mib, RSS: 90 * mib},
+		ShardedConverged: Duration(50 * time.Second), Replicas: []ReplicaResult{
+			{Shard: "master", Apps: 500, Memory: MemoryPoint{HeapInuse: 15 * mib, RSS: 60 * mib}},
+			{Shard: "shard-1", Apps: 500, Memory: MemoryPoint{HeapInuse: 12 * mib, RSS: 55 * mib}}}}}
+	got := Merge(prev, &Results{Profile: FullProfile(), Controllers: prev.Controllers}, AllScenarios)
+	if len(got.Shards) != 1 {
+		t.Fatal("a run of the default scenarios dropped the shards results")
+	}
+	md := renderReport(got, "img", "latest.json", nil)
+	for _, want := range []string{"## Shards", "| steward | one controller | 1,000 | 60.0 s | 30.0 MiB | 1.00 | 90.0 MiB |",
+		"| steward | shard master | 500 | 50.0 s | 15.0 MiB | 0.50 | 60.0 MiB |", "| steward | shard shard-1 | 500 | 50.0 s | 12.0 MiB | 0.40 | 55.0 MiB |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
 func controllerNames(cs []Controller) []string {
 	var out []string
 	for _, c := range cs {

@@ -32,6 +32,7 @@ type Results struct {
 	BigApp  []BigAppResult  `json:"bigApp,omitempty"`
 	Managed []ManagedResult `json:"managed,omitempty"`
 	Scale   []ScaleResult   `json:"scale,omitempty"`
+	Shards  []ShardsResult  `json:"shards,omitempty"`
 	Soak    []SoakResult    `json:"soak,omitempty"`
 	// SoakBefore is an earlier soak the report compares with (stewardbench
 	// --soak-before), e.g. of the code before a memory fix.
@@ -101,6 +102,7 @@ func Merge(prev, cur *Results, ran []string) *Results {
 	})
 	keep(ScenarioManaged, len(prev.Managed) > 0, func() { out.Managed, out.Profile.Managed = prev.Managed, prev.Profile.Managed })
 	keep(ScenarioScale, len(prev.Scale) > 0, func() { out.Scale, out.Profile.Scale = prev.Scale, prev.Profile.Scale })
+	keep(ScenarioShards, len(prev.Shards) > 0, func() { out.Shards, out.Profile.Shards = prev.Shards, prev.Profile.Shards })
 	keep(ScenarioSoak, len(prev.Soak) > 0, func() { out.Soak, out.Profile.Soak, out.SoakBefore = prev.Soak, prev.Profile.Soak, prev.SoakBefore })
 	if !keptAny {
 		return cur
@@ -391,6 +393,29 @@ type ScaleResult struct {
 	PassBusiestKind string   `json:"passBusiestKind"`
 	PassPeakHeap    float64  `json:"passPeakHeapInuseBytes"`
 	PassPeakRSS     float64  `json:"passPeakRSSBytes"`
+}
+
+// ShardsResult is one controller's run of the shards scenario.
+type ShardsResult struct {
+	Controller string `json:"controller"`
+	Apps       int    `json:"apps"`
+	Resources  int    `json:"resources"`
+	Shards     int    `json:"shards"`
+	// SingleConverged and Single are one controller's time until every
+	// app was Ready (from its start) and its memory once settled.
+	SingleConverged Duration    `json:"singleConverged"`
+	Single          MemoryPoint `json:"single"`
+	// ShardedConverged is from the replicas' start until every app was
+	// Ready (the apps are created right after the start).
+	ShardedConverged Duration        `json:"shardedConverged"`
+	Replicas         []ReplicaResult `json:"replicas"`
+}
+
+// ReplicaResult is one shard's replica once the fleet is Ready.
+type ReplicaResult struct {
+	Shard  string      `json:"shard"`
+	Apps   int         `json:"apps"`
+	Memory MemoryPoint `json:"memory"`
 }
 
 // PassRatio is the pass's duration over its bound.

@@ -40,6 +40,7 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 		ScenarioManaged: r.managed,
 		ScenarioSoak:    r.soak,
 		ScenarioScale:   r.scale,
+		ScenarioShards:  r.shards,
 	}
 	for _, name := range append(slices.Clone(AllScenarios), OptInScenarios...) {
 		if !opts.runs(name) {
