@@ -823,7 +823,8 @@ func methodSection(res *Results) string {
   2 × 10 included), ` + "`make bench-quick`" + ` a smaller one (about 20 minutes), ` + "`make bench-soak`" + ` the
   full soak alone (about 25 minutes; the other sections are kept from the previous ` + "`latest.json`" + `,
   see ` + "`--merge`" + `; ` + "`--scenarios`" + ` picks scenarios), ` + "`make bench-scale`" + ` the scale scenario alone
-  (opt-in: it runs only when named, and a run of the others keeps its last results). They write ` + "`bench/results/<timestamp>.json`" + ` and
+  and ` + "`make bench-shards`" + ` the shards scenario alone (both opt-in: they run only when named, and a run of
+  the others keeps their last results). They write ` + "`bench/results/<timestamp>.json`" + ` and
   ` + "`bench/results/latest.json`" + `, and regenerate this page and its charts. Controller logs go to
   ` + "`bench/results/logs/`" + `.
 - By default Steward runs twice, as ` + "`steward`" + ` (` + "`--drift-detection=timer`" + `) and as ` + "`steward-watch`" + `
