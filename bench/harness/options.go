@@ -212,7 +212,7 @@ func FullProfile() Profile {
 		Soak: SoakConfig{Apps: 100, Interval: Duration(10 * time.Second), Duration: Duration(10 * time.Minute), SampleEvery: Duration(time.Minute)},
 		Scale: ScaleConfig{Apps: 10000, ResourcesPer: 8, QPS: 400, Burst: 600, Timeout: Duration(60 * time.Minute),
 			Settle: Duration(30 * time.Second), Window: Duration(10 * time.Second), GCs: 3, SampleEvery: Duration(2 * time.Second)},
-		Shards: ShardsConfig{Apps: 3000, ResourcesPer: 8, Shards: 3, Timeout: Duration(20 * time.Minute),
+		Shards: ShardsConfig{Apps: 10000, ResourcesPer: 8, Shards: 3, Timeout: Duration(40 * time.Minute),
 			Settle: Duration(10 * time.Second), Window: Duration(10 * time.Second), GCs: 3},
 	}
 }
