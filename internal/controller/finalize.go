@@ -178,17 +178,12 @@ func (r *ApplicationReconciler) deleteRecorded(ctx context.Context, s *scope, ow
 // must not delete what the trackers of that name list: the new
 // Application may want it.
 func (r *ApplicationReconciler) replacedOrGone(ctx context.Context, app *v1beta1.Application) (bool, error) {
-	reader := r.Trackers.Reader
-	if reader == nil {
+	if r.Trackers.Reader == nil {
 		return false, nil
 	}
-	live := &v1beta1.Application{}
-	err := reader.Get(ctx, client.ObjectKeyFromObject(app), live)
-	if apierrors.IsNotFound(err) {
-		return true, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("reading application %s/%s: %w", app.Namespace, app.Name, err)
+	live, err := r.liveApp(ctx, app)
+	if live == nil || err != nil {
+		return err == nil, err
 	}
 	if live.UID != app.UID || live.DeletionTimestamp.IsZero() {
 		ctrl.LoggerFrom(ctx).V(1).Info("Skipped finalizing a stale copy of the application", "uid", app.UID, "liveUID", live.UID)

@@ -49,6 +49,17 @@ func nothingLeft(t *testing.T, ns, name string, timeout time.Duration) {
 	})
 }
 
+// waitFired waits until the test's hook has made the race happen.
+func waitFired(t *testing.T, fired *atomic.Bool) {
+	t.Helper()
+	eventually(t, 15*time.Second, "the race to happen", func() error {
+		if !fired.Load() {
+			return errNotYet
+		}
+		return nil
+	})
+}
+
 // The Application is deleted as Steward adds its finalizer, and the API
 // server removes it although the finalizer write succeeded: the pass must
 // not go on to record and apply objects nobody would ever delete.
@@ -73,12 +84,7 @@ func TestVanished_DeletedAsTheFinalizerIsAdded_NothingIsApplied(t *testing.T) {
 	}
 	startManager(t, testCfg, opts)
 	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
-	eventually(t, 15*time.Second, "the race to happen", func() error {
-		if !fired.Load() {
-			return errNotYet
-		}
-		return nil
-	})
+	waitFired(t, &fired)
 	// Give a pass that wrongly went on the time to record and apply.
 	time.Sleep(2 * time.Second)
 	if recorded.Load() {
@@ -106,12 +112,7 @@ func TestVanished_DeletedAfterTheFirstApply_ThePassCleansUp(t *testing.T) {
 	}}
 	startManager(t, testCfg, opts)
 	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
-	eventually(t, 15*time.Second, "the race to happen", func() error {
-		if !fired.Load() {
-			return errNotYet
-		}
-		return nil
-	})
+	waitFired(t, &fired)
 	nothingLeft(t, ns, "web", 20*time.Second)
 }
 

@@ -88,14 +88,7 @@ func TestChaos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := startPlane(t, dir)
-	c, err := client.New(p.cfg, client.Options{Scheme: newScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := install(ctx, c); err != nil {
-		t.Fatal(err)
-	}
+	p, c := startInstalledPlane(ctx, t, dir)
 	h := &harness{c: c, plane: p, rng: rand.New(rand.NewPCG(cfg.seed, 0x5eed)), world: newWorld()}
 	if err := h.createForeign(ctx); err != nil {
 		t.Fatal(err)

@@ -105,6 +105,21 @@ func startPlane(t *testing.T, dir string) *plane {
 	return p
 }
 
+// startInstalledPlane starts a plane in dir with the definitions and the
+// test namespace installed, and returns it with a client of it.
+func startInstalledPlane(ctx context.Context, t *testing.T, dir string) (*plane, client.Client) {
+	t.Helper()
+	p := startPlane(t, dir)
+	c, err := client.New(p.cfg, client.Options{Scheme: newScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := install(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	return p, c
+}
+
 // restartAPIServer stops kube-apiserver and starts it again on the same
 // port with the same certificates; etcd keeps running.
 func (p *plane) restartAPIServer(ctx context.Context, c client.Client) error {

@@ -206,14 +206,7 @@ func TestSharding_ThreeReplicasShareTheFleet(t *testing.T) {
 			t.Logf("kept %s for the controller logs", dir)
 		}
 	})
-	p := startPlane(t, dir)
-	c, err := client.New(p.cfg, client.Options{Scheme: newScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := install(ctx, c); err != nil {
-		t.Fatal(err)
-	}
+	p, c := startInstalledPlane(ctx, t, dir)
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: shardNS}}); err != nil {
 		t.Fatal(err)
 	}
