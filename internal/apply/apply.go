@@ -47,6 +47,12 @@ type Options struct {
 // Applier applies objects for one Application.
 type Applier struct {
 	Owner Owner
+	// Shard, when set, is written as the shard label
+	// (v1beta1.LabelScheduledShardID) on every object Apply creates or
+	// patches: with sharding, each replica's watch-mode informers select
+	// its own shard's objects, and a moved Application's objects follow it
+	// on its new shard's first pass.
+	Shard string
 }
 
 // Apply makes the live object match desired in the cluster behind c: create
@@ -56,6 +62,14 @@ type Applier struct {
 // *OwnershipError is returned.
 func (a Applier) Apply(ctx context.Context, c client.Client, desired *unstructured.Unstructured, opts Options) (Result, error) {
 	desired = normalize(desired)
+	if a.Shard != "" {
+		labels := desired.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[v1beta1.LabelScheduledShardID] = a.Shard
+		desired.SetLabels(labels)
+	}
 	modified, err := withLastApplied(desired)
 	if err != nil {
 		return Result{}, err

@@ -78,7 +78,9 @@ func (a Applier) leaveShared(ctx context.Context, c client.Client, live *unstruc
 	metadata := map[string]any{"annotations": map[string]any{AnnotationSharedBy: strings.Join(list, ",")}}
 	if a.Owns(live) {
 		ns, name, _ := strings.Cut(list[0], "/")
-		metadata["labels"] = map[string]any{v1beta1.LabelAppName: name, v1beta1.LabelAppNamespace: ns}
+		// The next owner's shard writes its own shard label on its
+		// next pass.
+		metadata["labels"] = map[string]any{v1beta1.LabelAppName: name, v1beta1.LabelAppNamespace: ns, v1beta1.LabelScheduledShardID: nil}
 	}
 	if err := patchMeta(ctx, c, live, metadata); err != nil {
 		return true, fmt.Errorf("leaving the sharers of %s: %w", describe(live), err)
@@ -101,7 +103,8 @@ func (a Applier) Release(ctx context.Context, c client.Client, ref *unstructured
 	if !a.Owns(live) {
 		return Result{Action: Skipped, Live: live}, nil
 	}
-	labels := map[string]any{v1beta1.LabelAppName: nil, v1beta1.LabelAppNamespace: nil, v1beta1.LabelAppComponent: nil}
+	labels := map[string]any{v1beta1.LabelAppName: nil, v1beta1.LabelAppNamespace: nil, v1beta1.LabelAppComponent: nil,
+		v1beta1.LabelScheduledShardID: nil}
 	// The last-applied configuration goes too: it would make the object
 	// look like one whose labels were removed by hand (see lastApplied),
 	// and an Application re-created under the same name would take back

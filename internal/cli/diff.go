@@ -97,7 +97,7 @@ func Diff(ctx context.Context, cfg *rest.Config, hub client.Client, o DiffOption
 		return report, err
 	}
 	d := differ{out: o.Out, clients: clients, rules: rules, types: componentTypes(app), fresh: fresh,
-		applier: apply.Applier{Owner: apply.Owner{Name: app.Name, Namespace: app.Namespace}}, report: &report}
+		applier: apply.Applier{Owner: apply.Owner{Name: app.Name, Namespace: app.Namespace}, Shard: shardOf(app, live)}, report: &report}
 	// StateKeep in report-only drift mode writes nothing; a dispatch
 	// writes whatever the drift mode.
 	writes := fresh || app.Annotations[v1beta1.AnnotationDriftMode] != v1beta1.DriftModeReport
@@ -335,6 +335,16 @@ func (d differ) apply(ctx context.Context, obj PlacedObject) error {
 		return err
 	}
 	return nil
+}
+
+// shardOf returns the shard the controller applies an Application's
+// objects for, as the live Application's shard label says (the master
+// shard assigns it); the file's, for an Application not yet created.
+func shardOf(file, live *v1beta1.Application) string {
+	if live != nil {
+		return live.Labels[v1beta1.LabelScheduledShardID]
+	}
+	return file.Labels[v1beta1.LabelScheduledShardID]
 }
 
 // collect reports the object of an entry the new version drops when the

@@ -260,7 +260,7 @@ func liveTree(ctx context.Context, clients Clients, rec *appRecord) (*AppTree, e
 	}
 	sort.Slice(names, func(i, j int) bool { return clusterLess(names[i], names[j]) })
 	c := checker{
-		applier: apply.Applier{Owner: apply.Owner{Name: rec.app.Name, Namespace: rec.app.Namespace}},
+		applier: apply.Applier{Owner: apply.Owner{Name: rec.app.Name, Namespace: rec.app.Namespace}, Shard: rec.app.Labels[v1beta1.LabelScheduledShardID]},
 		rules:   rules,
 		types:   map[string]string{},
 	}

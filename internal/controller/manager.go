@@ -186,7 +186,16 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 	if opts.DriftDetection == watch.ModeWatch {
 		wopts := watch.Options{Clusters: clusters, Metrics: m, Supervise: opts.watchSupervise, FullReadPeriod: opts.WatchFullReadPeriod}
 		if opts.Sharding.Enabled {
-			// Only this shard's Applications are in the cache.
+			// The objects StateKeep applies carry the shard label
+			// (apply.Applier.Shard): the API server sends each replica its
+			// own shard's objects only, so a replica's watch stores and
+			// event traffic split with the fleet. An object not yet
+			// relabelled (an Application that moved in, or one from before
+			// sharding) is read by its first pass, which relabels it.
+			wopts.Selector = v1beta1.LabelAppName + "," + sharding.LabelScheduledShardID + "=" + opts.Sharding.ShardID
+			// Only this shard's Applications are in the cache; the watch
+			// may still see an object whose Application moved away before
+			// its new shard relabelled it.
 			apps := mgr.GetCache()
 			wopts.Owns = func(app types.NamespacedName) bool {
 				// The typed read goes to the cache's Application informer,

@@ -42,7 +42,7 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err er
 	if !s.fresh {
 		defer func(start time.Time) { r.Metrics.ObserveStateKeepPass(time.Since(start)) }(time.Now())
 	}
-	applier := apply.Applier{Owner: apply.Owner{Name: s.app.Name, Namespace: s.app.Namespace}}
+	applier := apply.Applier{Owner: apply.Owner{Name: s.app.Name, Namespace: s.app.Namespace}, Shard: r.Options.Sharding.Label()}
 	var kept []*v1beta1.ResourceTracker
 	var lists [][]v1beta1.ManagedResource
 	var all []v1beta1.ManagedResource

@@ -12,10 +12,11 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,9 +26,11 @@ import (
 // Scheduler runs on the master shard: it assigns every unlabelled
 // Application to the live shard with the fewest, and moves the
 // Applications of a shard whose Lease stayed expired past the grace
-// period. It watches Applications through a metadata-only informer that
-// keeps each one's name and shard label and nothing else (about 200 bytes
-// per Application), and reads the Leases on each round.
+// period. It lists and watches Applications metadata-only through a
+// client-go Reflector into a map of its own that keeps each one's name,
+// shard label and resourceVersion and nothing else (about 150 bytes per
+// Application; an informer would keep a whole ObjectMeta and an index key
+// beside it), and reads the Leases on each round.
 type Scheduler struct {
 	// Client writes the shard labels and reads the Leases (never cached).
 	Client   client.Client
@@ -37,11 +40,16 @@ type Scheduler struct {
 
 	mu   sync.Mutex
 	apps map[types.NamespacedName]app
-	kick chan struct{}
+	// synced is closed by the first list handed over.
+	synced chan struct{}
+	kick   chan struct{}
 	// seen is, per shard, the last renewal read from its Lease and when
 	// this process first read it: a shard is judged by the master's own
 	// clock, never by the time another replica wrote.
 	seen map[string]renewal
+	// ids interns shard ids, so that the Applications of one shard share
+	// one string.
+	ids map[string]string
 }
 
 // app is what the scheduler keeps of an Application.
@@ -63,21 +71,23 @@ var applications = schema.GroupVersionResource{Group: v1beta1.GroupVersion.Group
 func (s *Scheduler) Start(ctx context.Context) error {
 	s.apps = map[types.NamespacedName]app{}
 	s.seen = map[string]renewal{}
+	s.ids = map[string]string{}
 	s.kick = make(chan struct{}, 1)
-	inf := metadatainformer.NewFilteredMetadataInformer(s.Metadata, applications, metav1.NamespaceAll, 0, toolscache.Indexers{}, nil).Informer()
-	if err := inf.SetTransform(slim); err != nil {
-		return err
-	}
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { s.observe(obj, false) },
-		UpdateFunc: func(_, obj any) { s.observe(obj, false) },
-		DeleteFunc: func(obj any) { s.observe(obj, true) },
-	}); err != nil {
-		return err
-	}
-	go inf.RunWithContext(ctx)
-	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+	s.synced = make(chan struct{})
+	resource := s.Metadata.Resource(applications).Namespace(metav1.NamespaceAll)
+	r := toolscache.NewReflectorWithOptions(toolscache.ToListWatcherWithWatchListSemantics(&toolscache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return resource.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return resource.Watch(ctx, o)
+		},
+	}, s.Metadata), &metav1.PartialObjectMetadata{}, (*schedulerStore)(s), toolscache.ReflectorOptions{Name: "sharding scheduler", TypeDescription: applications.String()})
+	go r.RunWithContext(ctx)
+	select {
+	case <-ctx.Done():
 		return nil
+	case <-s.synced:
 	}
 	// Shards started with the master renew their Leases within one
 	// period: the first round waits for them, so that the master does not
@@ -102,13 +112,96 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 }
 
+// schedulerStore is the Reflector's store: the Scheduler's map of
+// Applications. The Reflector calls it from its one goroutine.
+type schedulerStore Scheduler
+
+var _ toolscache.TransformingStore = (*schedulerStore)(nil)
+
+// entry returns the key and what the scheduler keeps of an Application
+// the reflector hands over. Called with mu held.
+func (st *schedulerStore) entry(obj any) (types.NamespacedName, app, bool) {
+	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return types.NamespacedName{}, app{}, false
+	}
+	id := m.Labels[LabelScheduledShardID]
+	if interned, ok := st.ids[id]; ok {
+		id = interned
+	} else {
+		st.ids[id] = id
+	}
+	return types.NamespacedName{Namespace: m.Namespace, Name: m.Name}, app{shard: id, resourceVersion: m.ResourceVersion}, true
+}
+
+// Add records an Application the watch reports added.
+func (st *schedulerStore) Add(obj any) error { return st.Update(obj) }
+
+// Update records an Application the watch reports added or modified; an
+// unlabelled one wakes the scheduler.
+func (st *schedulerStore) Update(obj any) error {
+	st.mu.Lock()
+	k, a, ok := st.entry(obj)
+	if ok {
+		st.apps[k] = a
+	}
+	st.mu.Unlock()
+	if ok && a.shard == "" {
+		(*Scheduler)(st).wake()
+	}
+	return nil
+}
+
+// Delete drops an Application the watch reports deleted.
+func (st *schedulerStore) Delete(obj any) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if k, _, ok := st.entry(obj); ok {
+		delete(st.apps, k)
+	}
+	return nil
+}
+
+// Replace takes a whole list: the first one, or a relist after a gap.
+func (st *schedulerStore) Replace(list []any, _ string) error {
+	st.mu.Lock()
+	next := make(map[types.NamespacedName]app, len(list))
+	unassigned := false
+	for _, obj := range list {
+		if k, a, ok := st.entry(obj); ok {
+			next[k] = a
+			unassigned = unassigned || a.shard == ""
+		}
+	}
+	st.apps = next
+	st.mu.Unlock()
+	select {
+	case <-st.synced:
+	default:
+		close(st.synced)
+	}
+	if unassigned {
+		(*Scheduler)(st).wake()
+	}
+	return nil
+}
+
+// Resync does nothing: the store has no listeners to replay to.
+func (st *schedulerStore) Resync() error { return nil }
+
+// Transformer trims what a streaming list holds until its Replace.
+func (st *schedulerStore) Transformer() toolscache.TransformFunc { return slim }
+
 // slim keeps of an Application's metadata only what scheduling reads.
 func slim(obj any) (any, error) {
 	m, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
 		return obj, nil
 	}
-	out := &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta}
+	out := &metav1.PartialObjectMetadata{}
 	out.Name, out.Namespace, out.ResourceVersion = m.Name, m.Namespace, m.ResourceVersion
 	if id, ok := m.Labels[LabelScheduledShardID]; ok {
 		out.Labels = map[string]string{LabelScheduledShardID: id}
@@ -116,28 +209,10 @@ func slim(obj any) (any, error) {
 	return out, nil
 }
 
-func (s *Scheduler) observe(obj any, deleted bool) {
-	if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	m, ok := obj.(*metav1.PartialObjectMetadata)
-	if !ok {
-		return
-	}
-	key := types.NamespacedName{Namespace: m.Namespace, Name: m.Name}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if deleted {
-		delete(s.apps, key)
-		return
-	}
-	id := m.Labels[LabelScheduledShardID]
-	s.apps[key] = app{shard: id, resourceVersion: m.ResourceVersion}
-	if id == "" {
-		select {
-		case s.kick <- struct{}{}:
-		default:
-		}
+func (s *Scheduler) wake() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -63,10 +64,8 @@ func startShard(t *testing.T, p *plane, dir, id string, n int) *shardProc {
 	return s
 }
 
-// apps returns the Applications this replica reports a series of
-// steward_tracked_resources for: those it has reconciled, and not seen
-// deleted or moved away since.
-func (s *shardProc) apps(t *testing.T) map[types.NamespacedName]bool {
+// families reads this replica's metrics.
+func (s *shardProc) families(t *testing.T) map[string]*dto.MetricFamily {
 	t.Helper()
 	resp, err := http.Get("http://" + s.metrics + "/metrics")
 	if err != nil {
@@ -78,8 +77,16 @@ func (s *shardProc) apps(t *testing.T) map[types.NamespacedName]bool {
 	if err != nil {
 		t.Fatalf("shard %s: parsing metrics: %v", s.id, err)
 	}
+	return families
+}
+
+// apps returns the Applications this replica reports a series of
+// steward_tracked_resources for: those it has reconciled, and not seen
+// deleted or moved away since.
+func (s *shardProc) apps(t *testing.T) map[types.NamespacedName]bool {
+	t.Helper()
 	out := map[types.NamespacedName]bool{}
-	for _, m := range families["steward_tracked_resources"].GetMetric() {
+	for _, m := range s.families(t)["steward_tracked_resources"].GetMetric() {
 		var k types.NamespacedName
 		for _, l := range m.GetLabel() {
 			switch l.GetName() {
@@ -92,6 +99,20 @@ func (s *shardProc) apps(t *testing.T) map[types.NamespacedName]bool {
 		out[k] = true
 	}
 	return out
+}
+
+// watchEvents returns how many watch events of a result
+// (steward_watch_events_total) this replica has judged.
+func (s *shardProc) watchEvents(t *testing.T, result string) int {
+	t.Helper()
+	for _, m := range s.families(t)["steward_watch_events_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "result" && l.GetValue() == result {
+				return int(m.GetCounter().GetValue())
+			}
+		}
+	}
+	return 0
 }
 
 // fleet reads every Application's shard label and whether it is Ready at
@@ -171,18 +192,31 @@ func ownersOf(t *testing.T, shards []*shardProc, shard map[types.NamespacedName]
 }
 
 // configMaps returns the UID of every ConfigMap Steward manages in the
-// test namespace.
-func configMaps(ctx context.Context, t *testing.T, c client.Client) map[string]types.UID {
+// test namespace, and the shard label each carries.
+func configMaps(ctx context.Context, t *testing.T, c client.Client) (map[string]types.UID, map[string]string) {
 	t.Helper()
 	var list corev1.ConfigMapList
 	if err := c.List(ctx, &list, client.InNamespace(chaosNS), client.HasLabels{v1beta1.LabelAppName}); err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]types.UID{}
+	uids, shards := map[string]types.UID{}, map[string]string{}
 	for _, cm := range list.Items {
-		out[cm.Name] = cm.UID
+		uids[cm.Name] = cm.UID
+		shards[cm.Name] = cm.Labels[v1beta1.LabelScheduledShardID]
 	}
-	return out
+	return uids, shards
+}
+
+// labelledLikeTheirApps checks that every managed ConfigMap (named after
+// its app) carries its Application's shard label: each replica's watch
+// selects its own shard's objects only.
+func labelledLikeTheirApps(shard map[types.NamespacedName]string, cms map[string]string) error {
+	for app, id := range shard {
+		if got := cms[app.Name+"-cm"]; got != id {
+			return fmt.Errorf("ConfigMap %s-cm is labelled shard %q, its app is in %q", app.Name, got, id)
+		}
+	}
+	return nil
 }
 
 // Three replicas, one per shard, share 300 Applications: each Application
@@ -255,9 +289,21 @@ func TestSharding_ThreeReplicasShareTheFleet(t *testing.T) {
 	if err := ownersOf(t, shards, after); err != nil {
 		t.Errorf("steady state: %v", err)
 	}
+	// The managed objects carry their shard, and the API server sends each
+	// replica its shard's objects only: a replica judges no events of the
+	// 200 objects of other shards (at most its own objects' events that
+	// arrive before it tracks them).
+	if _, cms := configMaps(ctx, t, c); labelledLikeTheirApps(after, cms) != nil {
+		t.Errorf("steady state: %v", labelledLikeTheirApps(after, cms))
+	}
+	for _, s := range shards {
+		if got := s.watchEvents(t, "untracked"); got >= n/len(ids)/2 {
+			t.Errorf("shard %s judged %d watch events on objects it does not track: it watches other shards' objects", s.id, got)
+		}
+	}
 
 	// shard-2's replica dies.
-	before := configMaps(ctx, t, c)
+	before, _ := configMaps(ctx, t, c)
 	if len(before) != n {
 		t.Fatalf("%d managed ConfigMaps, want %d", len(before), n)
 	}
@@ -283,7 +329,11 @@ func TestSharding_ThreeReplicasShareTheFleet(t *testing.T) {
 			t.Errorf("tracker %s is in shard %q, its app in %q", rt.Name, got, want)
 		}
 	}
-	if got := configMaps(ctx, t, c); !maps.Equal(before, got) {
+	got, cms := configMaps(ctx, t, c)
+	if err := labelledLikeTheirApps(moved, cms); err != nil {
+		t.Errorf("after the move: %v", err)
+	}
+	if !maps.Equal(before, got) {
 		var changed []string
 		for name, uid := range before {
 			if got[name] != uid {
@@ -292,6 +342,31 @@ func TestSharding_ThreeReplicasShareTheFleet(t *testing.T) {
 		}
 		slices.Sort(changed)
 		t.Errorf("the move deleted or re-created objects: %d ConfigMaps before, %d after, changed %v", len(before), len(got), changed)
+	}
+
+	// A moved app's object is deleted: its new shard's watch sees it, as
+	// its objects now carry that shard, and the object comes back.
+	var victim types.NamespacedName
+	for app, id := range shard {
+		if id == "shard-2" {
+			victim = app
+			break
+		}
+	}
+	owner := shards[0]
+	if moved[victim] == "shard-1" {
+		owner = shards[1]
+	}
+	changedBefore := owner.watchEvents(t, "changed")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: chaosNS, Name: victim.Name + "-cm"}}
+	if err := c.Delete(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the deleted ConfigMap of a moved app restored", func() error {
+		return c.Get(ctx, client.ObjectKeyFromObject(cm), cm)
+	})
+	if got := owner.watchEvents(t, "changed"); got <= changedBefore {
+		t.Errorf("shard %s, the new owner of %s, saw no watch event of its deleted ConfigMap (changed: %d before, %d after)", owner.id, victim.Name, changedBefore, got)
 	}
 
 	// It comes back: it takes nothing back, and gets the new apps.
