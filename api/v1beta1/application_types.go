@@ -157,6 +157,12 @@ const (
 	ApplicationRunningWorkflow ApplicationPhase = "runningWorkflow"
 	// ApplicationWorkflowFailed is reported when dispatch failed.
 	ApplicationWorkflowFailed ApplicationPhase = "workflowFailed"
+	// ApplicationWorkflowSuspending is reported while the workflow waits
+	// to be resumed.
+	ApplicationWorkflowSuspending ApplicationPhase = "workflowSuspending"
+	// ApplicationWorkflowTerminated is reported once the workflow was
+	// terminated.
+	ApplicationWorkflowTerminated ApplicationPhase = "workflowTerminated"
 )
 
 // ApplicationStatus is the observed state of an Application.
@@ -181,6 +187,71 @@ type ApplicationStatus struct {
 	// LatestRevision is the revision currently delivered.
 	// +optional
 	LatestRevision *Revision `json:"latestRevision,omitempty"`
+	// Workflow is the state of the workflow of the current revision, in
+	// KubeVela's shape; only Applications whose workflow has a suspend
+	// step have one. Resuming writes suspend: false here (what `vela
+	// workflow resume` and `steward workflow resume` do).
+	// +optional
+	Workflow *WorkflowStatus `json:"workflow,omitempty"`
+}
+
+// WorkflowStatus is the state of one run of an Application's workflow
+// (KubeVela's status.workflow).
+type WorkflowStatus struct {
+	// AppRevision is the revision the run delivers; another revision
+	// starts a new run.
+	// +optional
+	AppRevision string `json:"appRevision,omitempty"`
+	// Mode is how steps and sub-steps run, "StepByStep-DAG" style.
+	Mode string `json:"mode"`
+	// Phase is the run's phase: executing, suspending, succeeded,
+	// failed, terminated.
+	// +optional
+	Phase string `json:"status,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Suspend is true while the run waits to be resumed.
+	Suspend bool `json:"suspend"`
+	// +optional
+	SuspendState string `json:"suspendState,omitempty"`
+	// Terminated is true once the run was terminated: no further step
+	// runs until the workflow is restarted.
+	Terminated bool `json:"terminated"`
+	// Finished is true once every step has run.
+	Finished bool `json:"finished"`
+	// +optional
+	Steps []WorkflowStepStatus `json:"steps,omitempty"`
+	// +optional
+	StartTime metav1.Time `json:"startTime,omitempty"`
+	// +optional
+	EndTime metav1.Time `json:"endTime,omitempty"`
+}
+
+// WorkflowStepStatus is the state of one step, and of its sub-steps.
+type WorkflowStepStatus struct {
+	StepStatus `json:",inline"`
+	// +optional
+	SubStepsStatus []StepStatus `json:"subSteps,omitempty"`
+}
+
+// StepStatus is the state of one step or sub-step.
+type StepStatus struct {
+	// ID identifies the step in the run.
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+	Type string `json:"type,omitempty"`
+	// Phase is pending, running, suspending, succeeded, failed or
+	// skipped.
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// +optional
+	FirstExecuteTime metav1.Time `json:"firstExecuteTime,omitempty"`
+	// +optional
+	LastExecuteTime metav1.Time `json:"lastExecuteTime,omitempty"`
 }
 
 // ApplicationComponentStatus is the status of one component.

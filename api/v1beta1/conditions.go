@@ -57,6 +57,15 @@ const (
 	// Steward does not carry out; nothing of the version is applied, so
 	// that no instruction (an approval gate, a condition) is skipped.
 	ReasonUnsupportedWorkflow = "UnsupportedWorkflow"
+	// ReasonWorkflowSuspended: the workflow waits at a suspend step (or
+	// was suspended by hand) until it is resumed; the steps after it
+	// apply nothing yet.
+	ReasonWorkflowSuspended = "WorkflowSuspended"
+	// ReasonWorkflowTerminated: the workflow was terminated; the steps it
+	// had not reached apply nothing until it is restarted.
+	ReasonWorkflowTerminated = "WorkflowTerminated"
+	// ReasonWorkflowRunning: the workflow runs its next deploy step.
+	ReasonWorkflowRunning = "WorkflowRunning"
 	// ReasonResourceMissing: a read-only resource does not exist.
 	ReasonResourceMissing = "ResourceMissing"
 	// ReasonClusterUnreachable: a target cluster could not be reached or is

@@ -69,6 +69,11 @@ type ManagedResource struct {
 	// SkipGC keeps the object when the entry is garbage-collected.
 	// +optional
 	SkipGC bool `json:"skipGC,omitempty"`
+	// Step names the workflow step that delivers the object, in a
+	// workflow with suspend steps: the object is applied once the
+	// workflow reaches that step.
+	// +optional
+	Step string `json:"step,omitempty"`
 }
 
 // ResourceTrackerSpec is the record of the objects an Application owns.

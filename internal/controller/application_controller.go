@@ -66,7 +66,7 @@ type ApplicationReconciler struct {
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
 
 // Reconcile brings one Application to its desired state.
-func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, _ error) {
 	app := &v1beta1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -117,6 +117,11 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	r.bindIdentity(s)
 	defer func() {
 		err := r.patchStatus(ctx, s)
+		if errors.Is(err, errWorkflowStatusMoved) {
+			// Someone wrote the run's status meanwhile: read it soon.
+			result = ctrl.Result{RequeueAfter: conflictRetry}
+			return
+		}
 		// A pass that recorded the Application's first tracker may have
 		// applied for an Application that vanished meanwhile (see
 		// vanished.go).
@@ -135,7 +140,9 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}{
 		{nil, r.loadTrackers}, // reads the cache; protects and re-creates trackers
 		{stage(metrics.StageRender), r.renderAndRecord},
+		{nil, r.advanceWorkflow},
 		{keepStage, r.keepState},
+		{nil, r.finishWorkflow},
 		{stage(metrics.StageHealth), r.evaluateHealth},
 		{stage(metrics.StageGC), r.collectGarbage},
 	} {
@@ -181,6 +188,16 @@ func (r *ApplicationReconciler) requeue(s *scope) ctrl.Result {
 		interval = unhealthyBackoff(r.Options.UnhealthyRequeueBase, interval, r.unhealthy.next(key))
 	}
 	after := jitter(interval, r.Options.ReSyncJitter)
+	if f := s.flow; f != nil {
+		switch {
+		case f.Next:
+			// A deploy step finished: the next step runs at once.
+			after = conflictRetry
+		case f.Requeue > 0 && f.Requeue < after:
+			// A suspend step's duration ends.
+			after = f.Requeue
+		}
+	}
 	if r.Options.onRequeue != nil {
 		r.Options.onRequeue(key, after)
 	}
@@ -203,8 +220,23 @@ func (r *ApplicationReconciler) patchStatus(ctx context.Context, s *scope) error
 	if equality.Semantic.DeepEqual(before.Status, s.app.Status) {
 		return nil
 	}
+	if !equality.Semantic.DeepEqual(before.Status.Workflow, s.app.Status.Workflow) {
+		// A run's status is also written by users (resume, suspend): it
+		// moves on only from what they last wrote. On a conflict their
+		// write wakes the Application, and the next pass starts from it.
+		err := r.Client.Status().Patch(ctx, s.app, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+		if apierrors.IsConflict(err) {
+			ctrl.LoggerFrom(ctx).V(1).Info("Status not written: the workflow's status changed meanwhile; the next pass reads it")
+			return errWorkflowStatusMoved
+		}
+		return err
+	}
 	return r.Client.Status().Patch(ctx, s.app, client.MergeFrom(before))
 }
+
+// errWorkflowStatusMoved: the status was not written because the
+// workflow's status changed since the pass read it.
+var errWorkflowStatusMoved = errors.New("the workflow status changed meanwhile")
 
 // conflictRetry is how soon an Application whose finalizers changed under
 // a write is read again.

@@ -36,6 +36,7 @@ func (p *pass) setRetry(err error) {
 // dropped.
 func (s *scope) merge(p *pass) {
 	s.keep.applied += p.keep.applied
+	s.keep.gated += p.keep.gated
 	s.keep.changes = append(s.keep.changes, p.keep.changes...)
 	s.keep.failures = append(s.keep.failures, p.keep.failures...)
 	s.keep.drifted = append(s.keep.drifted, p.keep.drifted...)

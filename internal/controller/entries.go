@@ -13,6 +13,7 @@ import (
 	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/tracker"
+	"github.com/steward-oam/steward/internal/workflow"
 )
 
 // entriesOf turns the objects a version delivers into tracker entries,
@@ -22,10 +23,15 @@ import (
 // deletes them.
 func entriesOf(app *v1beta1.Application, objs []delivery.Object, rules *policy.Rules) (versioned, root []v1beta1.ManagedResource, err error) {
 	types := componentTypes(app)
+	gated := workflow.Gated(app.Spec.Workflow)
 	for _, o := range objs {
 		e, err := tracker.Entry(o.Cluster, o.Component, o.Trait, o.Object)
 		if err != nil {
 			return nil, nil, fmt.Errorf("component %q: %w", o.Component, err)
+		}
+		if gated {
+			// Applied once the workflow reaches the step.
+			e.Step = o.Step
 		}
 		res := resourceOf(e, types)
 		strategy := rules.GCStrategy(res)

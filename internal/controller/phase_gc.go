@@ -22,6 +22,13 @@ import (
 // marked and is retried on the next pass. Older trackers beyond the
 // revision limit are removed once they hold nothing left to delete.
 func (r *ApplicationReconciler) collectGarbage(ctx context.Context, s *scope) error {
+	if s.keep.gated > 0 || s.flowErr != nil || (s.flow != nil && !s.flow.Status.Finished) {
+		// The workflow has steps to run: what earlier versions applied
+		// stays until the steps that replace it have run, whatever
+		// continueOnFailure says.
+		s.gc.skipped = true
+		return nil
+	}
 	dispatched := len(s.keep.failures) == 0 && len(s.keep.waiting) == 0
 	if s.current == nil || s.recordErr != nil || s.rulesErr != nil || s.identityErr != nil || (!dispatched && !s.rules.GC.ContinueOnFailure) {
 		s.gc.skipped = true

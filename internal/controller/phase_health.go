@@ -35,6 +35,9 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 	if err != nil {
 		return nil
 	}
+	// Objects of workflow steps not reached yet are not this version's
+	// yet: their components are judged once they are applied.
+	entries = slices.DeleteFunc(entries, s.gatedEntry)
 	defs, err := r.resolveDefinitions(ctx, s.app)
 	if err != nil {
 		s.setRetry(err)

@@ -71,7 +71,20 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err er
 			err = r.hooks.call(hookAfterKeep)
 		}
 	}()
-	passes := r.eachCluster(byCluster(inDependencyOrder(all, dependencies(s.app))), func(g clusterGroup, p *pass) {
+	// Objects of workflow steps not reached yet are left as they are, and
+	// their clusters are not even reached for them.
+	applicable := all
+	if s.flow != nil || s.flowErr != nil {
+		applicable = slices.DeleteFunc(slices.Clone(all), func(e v1beta1.ManagedResource) bool {
+			if s.gatedEntry(e) {
+				s.keep.gated++
+				decisionLog(ctx, tracker.KeyOf(e), decisionLevel).Info("Skipped: its workflow step has not been reached", "component", e.Component, "step", e.Step)
+				return true
+			}
+			return false
+		})
+	}
+	passes := r.eachCluster(byCluster(inDependencyOrder(applicable, dependencies(s.app))), func(g clusterGroup, p *pass) {
 		r.keepCluster(ctx, s, applier, g, p, wanted)
 	})
 	drop := map[tracker.Key]bool{}
@@ -287,11 +300,14 @@ func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, p *pas
 	if s.rules.ReadOnly(res) {
 		return r.checkReadOnly(ctx, p, c, e, obj)
 	}
+	// The objects of a workflow step reached in this pass are dispatched
+	// as a new version is.
+	fresh := s.dispatching(e)
 	opts := apply.Options{
 		TakeOver:       s.rules.TakeOver(res),
 		Shared:         s.rules.Shared(res),
-		KeepLiveFields: s.rules.ApplyOncePaths(res, s.fresh),
-		ReportOnly:     !s.fresh && reportOnly(s.app),
+		KeepLiveFields: s.rules.ApplyOncePaths(res, fresh),
+		ReportOnly:     !fresh && reportOnly(s.app),
 		ExpectMissing:  s.newKeys[key] && !s.rules.TakeOver(res),
 	}
 	app := client.ObjectKeyFromObject(s.app)
@@ -301,7 +317,7 @@ func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, p *pas
 		// nothing on hashing manifests.
 		digest = applyDigest(e, opts, s.identity)
 	}
-	if rv, ok := r.Watch.Unchanged(app, key, digest); ok && !s.fresh && !s.fullRead {
+	if rv, ok := r.Watch.Unchanged(app, key, digest); ok && !fresh && !s.fullRead {
 		// Watch mode: the object is as Steward last left it.
 		p.keep.applied++
 		p.keep.unread = append(p.keep.unread, unreadObject{key: key, resourceVersion: rv})

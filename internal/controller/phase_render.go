@@ -16,6 +16,7 @@ import (
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
+	"github.com/steward-oam/steward/internal/workflow"
 )
 
 // loadTrackers finds the Application's trackers: root, the current
@@ -107,8 +108,17 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 	// The version is marked pending until keepState has dispatched it: a
 	// pass that stops in between (crash, abort) leaves the mark, and the
 	// next pass dispatches it as new.
-	rt, err := r.Trackers.Record(ctx, ref, kind, gen, versioned, tracker.DeleteMissing,
-		map[string]string{annotationDispatchPending: pendingNew})
+	marks := map[string]string{annotationDispatchPending: pendingNew, annotationWorkflowSteps: ""}
+	if workflow.Gated(s.app.Spec.Workflow) {
+		// The run follows the steps the version was rendered with.
+		steps, err := workflow.Steps(s.app.Spec.Workflow)
+		if err != nil {
+			s.renderErr = &reasonError{reason: v1beta1.ReasonUnsupportedWorkflow, err: err}
+			return nil
+		}
+		marks[annotationWorkflowSteps] = workflow.Encode(steps)
+	}
+	rt, err := r.Trackers.Record(ctx, ref, kind, gen, versioned, tracker.DeleteMissing, marks)
 	if err != nil {
 		s.recordErr = err
 		s.setRetry(err)
@@ -303,6 +313,10 @@ func (r *ApplicationReconciler) placementsMoved(ctx context.Context, s *scope) b
 // annotationPlacements records on a versioned tracker the placements it
 // was rendered for, so that a re-sync can tell whether they moved.
 const annotationPlacements = tracker.AnnotationPlacements
+
+// annotationWorkflowSteps records on a versioned tracker the steps of a
+// workflow with suspend steps, as the version was rendered.
+const annotationWorkflowSteps = tracker.AnnotationWorkflowSteps
 
 // unseenKeys returns the keys of entries that none of the given trackers
 // lists.

@@ -11,6 +11,7 @@ import (
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
+	"github.com/steward-oam/steward/internal/workflow"
 )
 
 // scope carries one reconcile pass of one Application. Phases only record
@@ -78,6 +79,11 @@ type scope struct {
 	// re-created.
 	recreated []string
 
+	// flow is the pass over a workflow with suspend steps; nil for any
+	// other workflow. flowErr is why such a workflow cannot run.
+	flow    *workflow.Run
+	flowErr error
+
 	keep keepReport
 	gc   gcReport
 	// health is each component's health, from the live objects.
@@ -142,6 +148,8 @@ type keepReport struct {
 	failures []objectFailure
 	// waiting lists components skipped because a dependency failed.
 	waiting []string
+	// gated counts objects of workflow steps not reached yet.
+	gated int
 	// live are the objects as read or written in this pass, for health.
 	live map[tracker.Key]*unstructured.Unstructured
 	// drifted are the objects report-only mode found drifted.

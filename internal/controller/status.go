@@ -40,6 +40,11 @@ func computeStatus(s *scope, now time.Time) {
 		st.LatestRevision = liveRevision(s.app, s.current)
 	}
 	st.Services, st.AppliedResources = servicesAndResources(s)
+	// Only a version rendered from a workflow with suspend steps has a run.
+	st.Workflow = nil
+	if s.flow != nil {
+		st.Workflow = s.flow.Status
+	}
 }
 
 func renderedCondition(s *scope) metav1.Condition {
@@ -80,6 +85,9 @@ func dispatchedCondition(s *scope) metav1.Condition {
 	case len(s.keep.waiting) > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonDependencyNotReady
 		c.Message = "waiting for dependencies of components " + strings.Join(s.keep.waiting, ", ")
+	case workflowPending(s):
+		c.Status = metav1.ConditionFalse
+		c.Reason, c.Message, _ = workflowCondition(s)
 	case !s.keep.ran:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonProgressing
 		c.Message = "nothing recorded yet"
@@ -183,6 +191,14 @@ func phaseOf(conds []metav1.Condition) v1beta1.ApplicationPhase {
 	case meta.IsStatusConditionFalse(conds, v1beta1.ConditionRendered):
 		return v1beta1.ApplicationRendering
 	case meta.IsStatusConditionFalse(conds, v1beta1.ConditionDispatched):
+		switch meta.FindStatusCondition(conds, v1beta1.ConditionDispatched).Reason {
+		case v1beta1.ReasonWorkflowSuspended:
+			return v1beta1.ApplicationWorkflowSuspending
+		case v1beta1.ReasonWorkflowTerminated:
+			return v1beta1.ApplicationWorkflowTerminated
+		case v1beta1.ReasonWorkflowRunning:
+			return v1beta1.ApplicationRunningWorkflow
+		}
 		return v1beta1.ApplicationWorkflowFailed
 	case meta.IsStatusConditionFalse(conds, v1beta1.ConditionHealthy):
 		return v1beta1.ApplicationUnhealthy

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
@@ -54,7 +55,8 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // applicationChanged passes events that can change what Steward does: a
-// new spec (generation), deletion, and label or annotation changes. Status
+// new spec (generation), deletion, label or annotation changes, and a
+// workflow resumed, suspended, terminated or restarted. Other status
 // writes, managedFields and resourceVersion churn, and Steward's own
 // finalizer update are dropped, so the controller never loops on its own
 // writes.
@@ -70,6 +72,10 @@ func applicationChanged() predicate.Predicate {
 			case o.GetDeletionTimestamp().IsZero() != n.GetDeletionTimestamp().IsZero():
 				return true
 			case !stringMapsEqual(o.GetLabels(), n.GetLabels(), ""):
+				return true
+			case workflowControl(o) != workflowControl(n):
+				// Resumed, suspended, terminated or restarted (status
+				// written by `steward workflow` or `vela workflow`).
 				return true
 			default:
 				return !stringMapsEqual(o.GetAnnotations(), n.GetAnnotations(), kubectlLastApplied)
@@ -151,4 +157,15 @@ func stringMapsEqual(a, b map[string]string, ignore string) bool {
 		}
 	}
 	return count == 0
+}
+
+// workflowControl is the part of an Application's workflow status a user
+// writes to control the run.
+func workflowControl(o any) string {
+	app, ok := o.(*v1beta1.Application)
+	if !ok || app.Status.Workflow == nil {
+		return ""
+	}
+	w := app.Status.Workflow
+	return fmt.Sprintf("run %s suspend=%t terminated=%t", w.AppRevision, w.Suspend, w.Terminated)
 }

@@ -10,11 +10,10 @@ import (
 	"github.com/steward-oam/steward/api/v1beta1"
 )
 
-// An approval gate (a suspend step between two deploy steps) is an
-// instruction Steward does not carry out yet: the Application must be
-// refused as a whole, never delivered past the gate. Before the fix every
-// deploy step ran at once and production got its objects.
-func TestWorkflow_AnApprovalGateIsRefusedNotSkipped(t *testing.T) {
+// A step type Steward does not carry out must refuse the Application as
+// a whole, never be skipped: before the fix every deploy step ran at once
+// and production got its objects past a gate.
+func TestWorkflow_AnUnsupportedStepIsRefusedNotSkipped(t *testing.T) {
 	ns := newNamespace(t)
 	startManager(t, testCfg, testOptions())
 	gated := func(data string) string {
@@ -24,7 +23,7 @@ components:
 workflow:
   steps:
     - {name: staging, type: deploy}
-    - {name: approve, type: suspend}
+    - {name: notify, type: notification}
     - {name: production, type: deploy}
 `
 	}
@@ -41,7 +40,7 @@ workflow:
 		msg = c.Message
 		return nil
 	})
-	if !strings.Contains(msg, `"approve"`) || !strings.Contains(msg, `"suspend"`) {
+	if !strings.Contains(msg, `"notify"`) || !strings.Contains(msg, `"notification"`) {
 		t.Errorf("condition message %q does not name the step and its type", msg)
 	}
 	waitEvent(t, ns, "gate", v1beta1.ReasonUnsupportedWorkflow)

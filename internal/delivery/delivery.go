@@ -24,7 +24,9 @@ type Object struct {
 	// component's own objects.
 	Component string
 	Trait     string
-	Object    *unstructured.Unstructured
+	// Step is the deploy step that delivers the object.
+	Step   string
+	Object *unstructured.Unstructured
 }
 
 // Key identifies the object in its cluster, as trackers key it.
@@ -118,6 +120,9 @@ func Objects(app *v1beta1.Application, steps []placement.Step, in Input) ([]Obje
 			objs, err := placed(app, p.Cluster, shaped.Namespace, res, in.Namespaced)
 			if err != nil {
 				return nil, err
+			}
+			for i := range objs {
+				objs[i].Step = step.Name
 			}
 			for _, o := range objs {
 				if first, dup := seen[o.Key()]; dup {

@@ -134,8 +134,8 @@ func TestResolve(t *testing.T) {
 	}, {
 		name: "a workflow with another step type is refused, not run in part",
 		app: app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusters": ["eu-2"]}`)},
-			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "wait", Type: "suspend"}}),
-		wantErr: `workflow step "wait": step type "suspend" is not supported`,
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "notify", Type: "notification"}}),
+		wantErr: `workflow step "notify": step type "notification" is not supported`,
 	}, {
 		name:    "unregistered cluster",
 		app:     app([]v1beta1.AppPolicy{pol("prod", TypeTopology, `{"clusters": ["eu-9"]}`)}),

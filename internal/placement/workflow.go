@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 )
@@ -25,7 +26,7 @@ func (e *UnsupportedError) Error() string {
 	if e.Step != "" {
 		where = fmt.Sprintf("workflow step %q", e.Step)
 	}
-	return fmt.Sprintf("%s: %s is not supported by Steward, which only runs deploy steps (in one pass); nothing of this version is applied. Remove it, or see docs/compatibility.md", where, e.What)
+	return fmt.Sprintf("%s: %s is not supported by Steward, which runs deploy steps and suspend steps between them; nothing of this version is applied. Remove it, or see docs/workflow.md", where, e.What)
 }
 
 // CheckWorkflow refuses a workflow with an instruction Steward would not
@@ -39,6 +40,18 @@ func CheckWorkflow(wf *v1beta1.Workflow) error {
 	}
 	if err := checkMode(wf); err != nil {
 		return err
+	}
+	gated, grouped, deploys := false, false, false
+	for _, s := range wf.Steps {
+		gated = gated || s.Type == StepSuspend
+		grouped = grouped || s.Type == "step-group"
+		deploys = deploys || s.Type == StepDeploy
+	}
+	if gated && grouped {
+		return &UnsupportedError{What: "a step-group in a workflow with suspend steps (suspend steps run between top-level deploy steps)"}
+	}
+	if gated && !deploys {
+		return &UnsupportedError{What: "a workflow of suspend steps without a deploy step (it would deliver nothing)"}
 	}
 	for i, s := range wf.Steps {
 		name := stepName(s.Name, i)
@@ -55,6 +68,12 @@ func CheckWorkflow(wf *v1beta1.Workflow) error {
 		}
 		if len(s.SubSteps) > 0 {
 			return &UnsupportedError{Step: name, What: "subSteps outside a step-group"}
+		}
+		if s.Type == StepSuspend {
+			if err := checkSuspend(name, s.WorkflowStepBase); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := checkStep(name, s.WorkflowStepBase); err != nil {
 			return err
@@ -128,6 +147,40 @@ func checkStep(name string, s v1beta1.WorkflowStepBase) error {
 			}
 		default:
 			return &UnsupportedError{Step: name, What: fmt.Sprintf("deploy property %q", k)}
+		}
+	}
+	return nil
+}
+
+// StepSuspend waits, between deploy steps, until the workflow is resumed
+// or for its duration (internal/workflow runs it).
+const StepSuspend = "suspend"
+
+// checkSuspend accepts a suspend step with the properties Steward reads
+// (duration, message); a suspend step inside a step group, or a workflow
+// mixing one with step groups, is refused by CheckWorkflow.
+func checkSuspend(name string, s v1beta1.WorkflowStepBase) error {
+	if err := checkStepFields(name, s); err != nil {
+		return err
+	}
+	if s.Properties == nil || len(s.Properties.Raw) == 0 {
+		return nil
+	}
+	var props map[string]json.RawMessage
+	if err := json.Unmarshal(s.Properties.Raw, &props); err != nil {
+		return fmt.Errorf("suspend step %q: properties: %w", name, err)
+	}
+	for k, v := range props {
+		switch k {
+		case "message":
+		case "duration":
+			var d string
+			_ = json.Unmarshal(v, &d)
+			if p, err := time.ParseDuration(d); err != nil || p <= 0 {
+				return &UnsupportedError{Step: name, What: fmt.Sprintf("duration %s (want a positive duration such as \"30s\" or \"2m15s\")", v)}
+			}
+		default:
+			return &UnsupportedError{Step: name, What: fmt.Sprintf("suspend property %q", k)}
 		}
 	}
 	return nil

@@ -123,6 +123,11 @@ const (
 	// back to ("rollback") whose dispatch has not finished: the next pass
 	// dispatches it.
 	AnnotationDispatchPending = "app.oam.dev/dispatch-pending"
+	// AnnotationWorkflowSteps records the steps of a workflow with suspend
+	// steps as the version was rendered (internal/workflow): the version's
+	// objects name their step, and the run follows these steps whatever
+	// the spec says later.
+	AnnotationWorkflowSteps = "app.oam.dev/workflow-steps"
 )
 
 // Current returns the index in trackers of the versioned tracker the

@@ -1,0 +1,180 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cli"
+	"github.com/steward-oam/steward/internal/workflow"
+)
+
+// gatedSpec deploys one ConfigMap to a staging namespace, waits for
+// approval, then deploys it to a production namespace.
+func gatedSpec(ns, name string) string {
+	return fmt.Sprintf(`
+components:
+  - {name: cfg, type: test-config, properties: {name: %s, data: {v: "1"}}}
+policies:
+  - {name: staging, type: topology, properties: {clusters: [local], namespace: %s-staging}}
+  - {name: production, type: topology, properties: {clusters: [local], namespace: %s-prod}}
+workflow:
+  steps:
+    - {name: deploy-staging, type: deploy, properties: {policies: [staging]}}
+    - {name: approve, type: suspend, properties: {message: "check staging first"}}
+    - {name: deploy-prod, type: deploy, properties: {policies: [production]}}
+`, name, ns, ns)
+}
+
+func configMapExists(t *testing.T, ns, name string) bool {
+	t.Helper()
+	_, err := getConfigMap(t, ns, name)
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+// waitSuspended waits until the gate holds the Application: the workflow
+// suspended at the approval step, in KubeVela's status shape.
+func waitSuspended(t *testing.T, ns string) *v1beta1.Application {
+	t.Helper()
+	var app *v1beta1.Application
+	eventually(t, 30*time.Second, "the workflow suspended at the approval step", func() error {
+		app = getApp(t, ns, "gate")
+		w := app.Status.Workflow
+		if w == nil || !w.Suspend || app.Status.Phase != v1beta1.ApplicationWorkflowSuspending || app.Status.ObservedGeneration != app.Generation {
+			return fmt.Errorf("phase %s, workflow %+v", app.Status.Phase, w)
+		}
+		if len(w.Steps) != 3 || w.Steps[0].Phase != workflow.StepSucceeded || w.Steps[1].Phase != workflow.StepSuspending || w.Steps[2].Phase != workflow.StepPending {
+			return fmt.Errorf("steps %+v", w.Steps)
+		}
+		return nil
+	})
+	return app
+}
+
+// An approval gate: staging gets the version, production nothing until
+// the workflow is resumed, however many re-sync passes run meanwhile; a
+// new version restarts the workflow, and what production runs stays in
+// place, garbage collection included, until the gate is passed again.
+func TestWorkflow_ApprovalGate(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	for _, env := range []string{"staging", "prod"} {
+		if err := testClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + env}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	staging, prod := ns+"-staging", ns+"-prod"
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: gate}\nspec:"+indent(gatedSpec(ns, "cfg")))
+
+	app := waitSuspended(t, ns)
+	if !configMapExists(t, staging, "cfg") {
+		t.Fatal("staging did not get the version before the gate")
+	}
+	c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionReady)
+	if c == nil || c.Status != "False" || c.Reason != v1beta1.ReasonWorkflowSuspended {
+		t.Errorf("Ready = %+v, want False with reason %s", c, v1beta1.ReasonWorkflowSuspended)
+	}
+	if got := app.Status.Workflow.Steps[1].Message; got != "check staging first" {
+		t.Errorf("the suspend step's message = %q", got)
+	}
+	waitEvent(t, ns, "gate", v1beta1.ReasonWorkflowSuspended)
+	// Several re-sync passes (2 s each) run: production gets nothing.
+	time.Sleep(5 * time.Second)
+	if configMapExists(t, prod, "cfg") {
+		t.Fatal("production got the version before the workflow was resumed")
+	}
+	waitSuspended(t, ns)
+
+	// A new generation that fails to render, and whose workflow runs
+	// production first: the version kept runs the steps it was recorded
+	// with, so production still waits for the approval.
+	reordered := strings.NewReplacer(
+		"    - {name: deploy-staging, type: deploy, properties: {policies: [staging]}}\n", "    - {name: deploy-prod, type: deploy, properties: {policies: [production]}}\n",
+		"    - {name: deploy-prod, type: deploy, properties: {policies: [production]}}\n", "    - {name: deploy-staging, type: deploy, properties: {policies: [staging]}}\n",
+		"type: test-config", "type: no-such-definition",
+	).Replace(gatedSpec(ns, "cfg"))
+	setSpec(t, ns, "gate", reordered, nil)
+	eventually(t, 20*time.Second, "the new generation refused", func() error {
+		c, err := condition(t, ns, "gate", v1beta1.ConditionRendered)
+		if err != nil || c.Status != "False" || c.ObservedGeneration != getApp(t, ns, "gate").Generation {
+			return errNotYet
+		}
+		return nil
+	})
+	time.Sleep(3 * time.Second)
+	if configMapExists(t, prod, "cfg") {
+		t.Fatal("production got the version before the approval, after a spec change reordered the steps")
+	}
+	if w := getApp(t, ns, "gate").Status.Workflow; w == nil || !w.Suspend || w.Steps[1].Phase != workflow.StepSuspending {
+		t.Fatalf("the run left the gate: %+v", w)
+	}
+	setSpec(t, ns, "gate", gatedSpec(ns, "cfg"), nil)
+	waitSuspended(t, ns)
+
+	// Resumed as `steward workflow resume gate` does.
+	if _, err := cli.WorkflowOp(ctx, testClient, ns, "gate", cli.WorkflowResume); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "production delivered after the resume", func() error {
+		if !configMapExists(t, prod, "cfg") {
+			return errNotYet
+		}
+		return nil
+	})
+	app = waitReady(t, ns, "gate")
+	if w := app.Status.Workflow; w == nil || !w.Finished || w.Suspend || w.Phase != workflow.PhaseSucceeded || app.Status.Phase != v1beta1.ApplicationRunning {
+		t.Fatalf("after the resume: phase %s, workflow %+v", app.Status.Phase, app.Status.Workflow)
+	}
+	firstRun := app.Status.Workflow.AppRevision
+
+	// A new version renames the ConfigMap: the workflow starts over.
+	// Staging gets the new one; production keeps the old one, which
+	// garbage collection must not delete before the gate is passed.
+	setSpec(t, ns, "gate", gatedSpec(ns, "cfg2"), nil)
+	app = waitSuspended(t, ns)
+	if app.Status.Workflow.AppRevision == firstRun {
+		t.Errorf("the new version did not start a new run: %s", firstRun)
+	}
+	if !configMapExists(t, staging, "cfg2") {
+		t.Fatal("staging did not get the new version")
+	}
+	time.Sleep(5 * time.Second)
+	if configMapExists(t, prod, "cfg2") {
+		t.Fatal("production got the new version before the resume")
+	}
+	if !configMapExists(t, prod, "cfg") || !configMapExists(t, staging, "cfg") {
+		t.Fatal("garbage collection deleted what the old version runs before the workflow passed the gate")
+	}
+
+	// Resumed as `vela workflow resume` does: suspend false, and the
+	// suspending step marked running.
+	eventually(t, 10*time.Second, "resuming as vela does", func() error {
+		app := getApp(t, ns, "gate")
+		app.Status.Workflow.Suspend = false
+		for i := range app.Status.Workflow.Steps {
+			if app.Status.Workflow.Steps[i].Phase == workflow.StepSuspending {
+				app.Status.Workflow.Steps[i].Phase = workflow.StepRunning
+			}
+		}
+		return testClient.Status().Update(ctx, app)
+	})
+	eventually(t, 20*time.Second, "the new version in production and the old one collected", func() error {
+		if !configMapExists(t, prod, "cfg2") || configMapExists(t, prod, "cfg") || configMapExists(t, staging, "cfg") {
+			return errNotYet
+		}
+		return nil
+	})
+	waitReady(t, ns, "gate")
+}

@@ -1,0 +1,320 @@
+// Package workflow runs the gates of an Application's workflow: deploy
+// steps one after another, and suspend steps between them that wait until
+// the workflow is resumed (or for their duration). It is pure: given the
+// steps, the status of the run so far and the time, Advance says which
+// deploy steps a pass may apply, and Finish records what the pass
+// achieved, in KubeVela's status.workflow shape.
+//
+// Only workflows with a suspend step are run here (Gated); any other
+// workflow is delivered in one pass, as before.
+package workflow
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+)
+
+// Step types the gate runs.
+const (
+	TypeDeploy  = "deploy"
+	TypeSuspend = "suspend"
+)
+
+// Phases of a run, and of its steps, as KubeVela names them.
+const (
+	PhaseExecuting  = "executing"
+	PhaseSuspending = "suspending"
+	PhaseSucceeded  = "succeeded"
+	PhaseTerminated = "terminated"
+
+	StepPending    = "pending"
+	StepRunning    = "running"
+	StepSuspending = "suspending"
+	StepSucceeded  = "succeeded"
+)
+
+// ModeStepByStep is the only mode a gated workflow runs in.
+const ModeStepByStep = "StepByStep-DAG"
+
+// SuspendStateManual marks, in status.workflow.suspendState, a run
+// suspended by hand (steward workflow suspend): only a resume ends it,
+// never a suspend step's duration.
+const SuspendStateManual = "manual"
+
+// Step is one step of a gated workflow.
+type Step struct {
+	// Name is the step's name; deploy steps name what their objects are
+	// recorded under.
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// Duration, for a suspend step, resumes it by itself that long after
+	// it was reached; zero waits for a resume.
+	Duration time.Duration `json:"duration,omitempty"`
+	// Message, for a suspend step, is shown while it waits.
+	Message string `json:"message,omitempty"`
+}
+
+// Encode returns steps as they are recorded on a version's tracker.
+func Encode(steps []Step) string {
+	raw, _ := json.Marshal(steps)
+	return string(raw)
+}
+
+// Decode reads the steps recorded on a version's tracker.
+func Decode(recorded string) ([]Step, error) {
+	var steps []Step
+	if err := json.Unmarshal([]byte(recorded), &steps); err != nil {
+		return nil, fmt.Errorf("the workflow steps recorded with the version do not parse: %w", err)
+	}
+	return steps, nil
+}
+
+// Gated reports whether a workflow has a suspend step: only such a
+// workflow records which step delivers each object, and is run step by
+// step.
+func Gated(wf *v1beta1.Workflow) bool {
+	if wf == nil {
+		return false
+	}
+	for _, s := range wf.Steps {
+		if s.Type == TypeSuspend {
+			return true
+		}
+	}
+	return false
+}
+
+// DeployStepName is the name a deploy step is recorded under: its own, or
+// "deploy-<n>" (n counts deploy steps from 1), as placement names it.
+func DeployStepName(name string, n int) string {
+	if name != "" {
+		return name
+	}
+	return fmt.Sprintf("%s-%d", TypeDeploy, n)
+}
+
+// Steps returns the steps of a gated workflow. A suspend step's
+// properties are checked here: duration must parse.
+func Steps(wf *v1beta1.Workflow) ([]Step, error) {
+	var out []Step
+	deploys, suspends := 0, 0
+	for _, s := range wf.Steps {
+		switch s.Type {
+		case TypeDeploy:
+			deploys++
+			out = append(out, Step{Name: DeployStepName(s.Name, deploys), Type: TypeDeploy})
+		case TypeSuspend:
+			suspends++
+			step := Step{Name: s.Name, Type: TypeSuspend}
+			if step.Name == "" {
+				step.Name = fmt.Sprintf("%s-%d", TypeSuspend, suspends)
+			}
+			if s.Properties != nil && len(s.Properties.Raw) > 0 {
+				var props struct {
+					Duration string `json:"duration,omitempty"`
+					Message  string `json:"message,omitempty"`
+				}
+				if err := json.Unmarshal(s.Properties.Raw, &props); err != nil {
+					return nil, fmt.Errorf("suspend step %q: properties: %w", step.Name, err)
+				}
+				if props.Duration != "" {
+					d, err := time.ParseDuration(props.Duration)
+					if err != nil || d <= 0 {
+						return nil, fmt.Errorf("suspend step %q: duration %q: want a positive duration like 30s or 2m15s", step.Name, props.Duration)
+					}
+					step.Duration = d
+				}
+				step.Message = props.Message
+			}
+			out = append(out, step)
+		default:
+			return nil, fmt.Errorf("step %q: type %q is not run in a workflow with suspend steps", s.Name, s.Type)
+		}
+	}
+	if deploys == 0 {
+		return nil, fmt.Errorf("a workflow with suspend steps needs deploy steps: it would deliver nothing")
+	}
+	seen := map[string]bool{}
+	for _, s := range out {
+		if seen[s.Name] {
+			return nil, fmt.Errorf("step name %q is used twice", s.Name)
+		}
+		seen[s.Name] = true
+	}
+	return out, nil
+}
+
+// Run is one pass over a gated workflow.
+type Run struct {
+	steps []Step
+	// Status is the run's status after this pass; Finish completes it.
+	Status *v1beta1.WorkflowStatus
+	// Reached are the deploy steps whose objects the pass applies.
+	Reached map[string]bool
+	// current is the deploy step this pass runs for the first time (or
+	// again, not yet succeeded); -1 for none.
+	current int
+	// Requeue is when a suspend step with a duration resumes by itself;
+	// zero when nothing waits for time.
+	Requeue time.Duration
+	// Next is true when a step finished and the next one can run at once.
+	Next bool
+}
+
+// Advance starts the pass of revision: from the status of the run so far
+// (prev, nil for none; a run of another revision starts over), it moves
+// past suspend steps that were resumed or whose duration elapsed and
+// reaches, at most, one deploy step that has not succeeded yet.
+func Advance(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now time.Time) *Run {
+	st := restart(steps, prev, revision, now)
+	r := &Run{steps: steps, Status: st, Reached: map[string]bool{}, current: -1}
+	if st.Finished {
+		for _, s := range steps {
+			if s.Type == TypeDeploy {
+				r.Reached[s.Name] = true
+			}
+		}
+		return r
+	}
+	t := metav1.NewTime(now)
+	st.Phase, st.Message = PhaseExecuting, ""
+	if !st.Suspend {
+		st.SuspendState = ""
+	}
+	manual := st.Suspend && st.SuspendState == SuspendStateManual
+	for i, s := range steps {
+		ss := &st.Steps[i]
+		if ss.Phase == StepSucceeded {
+			if s.Type == TypeDeploy {
+				r.Reached[s.Name] = true
+			}
+			continue
+		}
+		if st.Terminated {
+			st.Phase, st.Message = PhaseTerminated, "the workflow was terminated; restart it to run the remaining steps"
+			return r
+		}
+		switch s.Type {
+		case TypeSuspend:
+			if ss.FirstExecuteTime.IsZero() {
+				ss.FirstExecuteTime = t
+			}
+			resumed := !st.Suspend && (ss.Phase == StepSuspending || ss.Phase == StepRunning)
+			if s.Duration > 0 && !resumed && !manual {
+				// Only a resume ends a suspension by hand.
+				if left := ss.FirstExecuteTime.Add(s.Duration).Sub(now); left > 0 {
+					r.Requeue = left
+				} else {
+					resumed, st.Suspend = true, false
+				}
+			}
+			if resumed {
+				ss.Phase, ss.Message, ss.LastExecuteTime = StepSucceeded, "", t
+				continue
+			}
+			if ss.Phase != StepSuspending {
+				ss.LastExecuteTime = t
+			}
+			ss.Phase = StepSuspending
+			ss.Message = s.Message
+			st.Suspend, st.Phase = true, PhaseSuspending
+			st.Message = fmt.Sprintf("suspended at step %q", s.Name)
+			if manual {
+				st.Message += " (suspended by hand: only a resume goes on)"
+				r.Requeue = 0
+			}
+			return r
+		case TypeDeploy:
+			if st.Suspend && ss.Phase != StepRunning {
+				// Suspended by hand (vela or steward workflow suspend)
+				// before this step started.
+				st.Phase, st.Message = PhaseSuspending, fmt.Sprintf("suspended before step %q", s.Name)
+				return r
+			}
+			if ss.FirstExecuteTime.IsZero() {
+				ss.FirstExecuteTime = t
+			}
+			if ss.Phase != StepRunning {
+				ss.LastExecuteTime = t
+			}
+			ss.Phase = StepRunning
+			r.Reached[s.Name] = true
+			r.current = i
+			return r
+		}
+	}
+	finish(st, now)
+	return r
+}
+
+// Dispatching names the deploy step this pass runs for the first time or
+// again until it succeeds: its objects are applied as a dispatch. Empty
+// when the pass runs none.
+func (r *Run) Dispatching() string {
+	if r == nil || r.current < 0 {
+		return ""
+	}
+	return r.steps[r.current].Name
+}
+
+// Finish records the outcome of the pass for the deploy step it ran:
+// done is true when every object of the step was applied.
+func (r *Run) Finish(done bool, message string, now time.Time) {
+	if r.current < 0 {
+		return
+	}
+	ss := &r.Status.Steps[r.current]
+	if !done {
+		ss.Message = message
+		return
+	}
+	ss.Phase, ss.Message, ss.LastExecuteTime = StepSucceeded, "", metav1.NewTime(now)
+	r.Next = true
+	for i := r.current + 1; i < len(r.steps); i++ {
+		if r.Status.Steps[i].Phase != StepSucceeded {
+			return
+		}
+	}
+	finish(r.Status, now)
+	r.Next = false
+}
+
+func finish(st *v1beta1.WorkflowStatus, now time.Time) {
+	st.Finished, st.Suspend = true, false
+	st.Phase, st.Message = PhaseSucceeded, ""
+	if st.EndTime.IsZero() {
+		st.EndTime = metav1.NewTime(now)
+	}
+}
+
+// restart returns a copy of prev for revision, or a new run when prev is
+// of another revision or of other steps.
+func restart(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now time.Time) *v1beta1.WorkflowStatus {
+	if prev != nil && prev.AppRevision == revision && sameSteps(steps, prev.Steps) {
+		return prev.DeepCopy()
+	}
+	st := &v1beta1.WorkflowStatus{AppRevision: revision, Mode: ModeStepByStep, StartTime: metav1.NewTime(now)}
+	for i, s := range steps {
+		st.Steps = append(st.Steps, v1beta1.WorkflowStepStatus{StepStatus: v1beta1.StepStatus{
+			ID: fmt.Sprintf("%s-%d", revision, i), Name: s.Name, Type: s.Type, Phase: StepPending,
+		}})
+	}
+	return st
+}
+
+func sameSteps(steps []Step, status []v1beta1.WorkflowStepStatus) bool {
+	if len(steps) != len(status) {
+		return false
+	}
+	for i, s := range steps {
+		if status[i].Name != s.Name || status[i].Type != s.Type {
+			return false
+		}
+	}
+	return true
+}

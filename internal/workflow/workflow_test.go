@@ -1,0 +1,234 @@
+package workflow
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+)
+
+func gate(duration string) []Step {
+	wf := &v1beta1.Workflow{Steps: []v1beta1.WorkflowStep{
+		{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "staging", Type: TypeDeploy}},
+		{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "approve", Type: TypeSuspend}},
+		{WorkflowStepBase: v1beta1.WorkflowStepBase{Type: TypeDeploy}},
+	}}
+	if duration != "" {
+		raw, _ := json.Marshal(map[string]string{"duration": duration})
+		wf.Steps[1].Properties = &runtime.RawExtension{Raw: raw}
+	}
+	steps, err := Steps(wf)
+	if err != nil {
+		panic(err)
+	}
+	return steps
+}
+
+// pass runs one pass that applies everything it reaches.
+func pass(steps []Step, prev *v1beta1.WorkflowStatus, rev string, now time.Time) *Run {
+	r := Advance(steps, prev, rev, now)
+	r.Finish(true, "", now)
+	return r
+}
+
+func phases(st *v1beta1.WorkflowStatus) []string {
+	var out []string
+	for _, s := range st.Steps {
+		out = append(out, s.Phase)
+	}
+	return out
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestAdvance_AGateHoldsTheStepsAfterItUntilResumed(t *testing.T) {
+	steps := gate("")
+	if steps[2].Name != "deploy-2" {
+		t.Fatalf("an unnamed deploy step is recorded as %q, want deploy-2 (placement's name)", steps[2].Name)
+	}
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	r := pass(steps, nil, "web-v1", now)
+	if !r.Reached["staging"] || r.Reached["deploy-2"] || !r.Next {
+		t.Fatalf("first pass: reached %v, next %v", r.Reached, r.Next)
+	}
+	r = pass(steps, r.Status, "web-v1", now.Add(time.Second))
+	if r.Reached["deploy-2"] || !r.Status.Suspend || r.Status.Phase != PhaseSuspending || r.Next || r.Requeue != 0 {
+		t.Fatalf("at the gate: reached %v, status %+v", r.Reached, r.Status)
+	}
+	if got := phases(r.Status); !equal(got, []string{StepSucceeded, StepSuspending, StepPending}) {
+		t.Fatalf("step phases %v", got)
+	}
+
+	// Passes at the gate write nothing new: no status churn.
+	again := pass(steps, r.Status, "web-v1", now.Add(time.Hour))
+	if !equality.Semantic.DeepEqual(again.Status, r.Status) {
+		t.Fatalf("a pass at the gate changed the status:\n%+v\n%+v", r.Status, again.Status)
+	}
+
+	resumed := r.Status.DeepCopy()
+	resumed.Suspend = false
+	r = pass(steps, resumed, "web-v1", now.Add(2*time.Hour))
+	if !r.Reached["staging"] || !r.Reached["deploy-2"] || !r.Status.Finished || r.Status.Phase != PhaseSucceeded || r.Status.Suspend {
+		t.Fatalf("after the resume: reached %v, status %+v", r.Reached, r.Status)
+	}
+	done := pass(steps, r.Status, "web-v1", now.Add(3*time.Hour))
+	if !equality.Semantic.DeepEqual(done.Status, r.Status) || !done.Reached["deploy-2"] {
+		t.Fatalf("a finished run changed, or stopped applying: %+v", done.Status)
+	}
+
+	// Another revision starts over at the first step.
+	r = pass(steps, done.Status, "web-v2", now.Add(4*time.Hour))
+	if r.Reached["deploy-2"] || r.Status.Finished || r.Status.AppRevision != "web-v2" {
+		t.Fatalf("a new revision: reached %v, status %+v", r.Reached, r.Status)
+	}
+}
+
+func TestAdvance_ADurationResumesByItself(t *testing.T) {
+	steps := gate("10m")
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	r := pass(steps, nil, "web-v1", now)
+	r = pass(steps, r.Status, "web-v1", now)
+	if !r.Status.Suspend || r.Requeue != 10*time.Minute {
+		t.Fatalf("at the gate: requeue %s, status %+v", r.Requeue, r.Status)
+	}
+	r = pass(steps, r.Status, "web-v1", now.Add(4*time.Minute))
+	if r.Requeue != 6*time.Minute || r.Reached["deploy-2"] {
+		t.Fatalf("4 min later: requeue %s, reached %v", r.Requeue, r.Reached)
+	}
+	// Suspended by hand meanwhile: the duration no longer ends it.
+	held := r.Status.DeepCopy()
+	held.SuspendState = SuspendStateManual
+	h := pass(steps, held, "web-v1", now.Add(10*time.Minute))
+	if h.Reached["deploy-2"] || !h.Status.Suspend || h.Requeue != 0 {
+		t.Fatalf("suspended by hand, after the duration: reached %v, requeue %s, status %+v", h.Reached, h.Requeue, h.Status)
+	}
+	r = pass(steps, r.Status, "web-v1", now.Add(10*time.Minute))
+	if !r.Reached["deploy-2"] || r.Status.Suspend || !r.Status.Finished {
+		t.Fatalf("after the duration: reached %v, status %+v", r.Reached, r.Status)
+	}
+}
+
+func TestEncode_TheRecordedStepsReadBack(t *testing.T) {
+	steps := gate("90s")
+	got, err := Decode(Encode(steps))
+	if err != nil || len(got) != 3 || got[1] != steps[1] || got[1].Duration != 90*time.Second {
+		t.Fatalf("decoded %+v, %v", got, err)
+	}
+	if _, err := Decode("{"); err == nil {
+		t.Error("a broken record decoded")
+	}
+}
+
+func TestAdvance_SuspendTerminateAndFailedSteps(t *testing.T) {
+	steps := []Step{{Name: "a", Type: TypeDeploy}, {Name: "b", Type: TypeDeploy}, {Name: "wait", Type: TypeSuspend}}
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+
+	// A step that does not apply everything stays running, with why.
+	r := Advance(steps, nil, "v1", now)
+	r.Finish(false, "waiting", now)
+	if r.Status.Steps[0].Phase != StepRunning || r.Status.Steps[0].Message != "waiting" || r.Next {
+		t.Fatalf("a failed step: %+v", r.Status.Steps[0])
+	}
+
+	// Suspended by hand before b starts: b is not reached.
+	r = pass(steps, r.Status, "v1", now)
+	if r.Status.Steps[0].Phase != StepSucceeded {
+		t.Fatalf("a: %+v", r.Status.Steps[0])
+	}
+	held := r.Status.DeepCopy()
+	held.Suspend = true
+	r = pass(steps, held, "v1", now)
+	if r.Reached["b"] || r.Status.Phase != PhaseSuspending || !r.Reached["a"] {
+		t.Fatalf("suspended by hand: reached %v, phase %s", r.Reached, r.Status.Phase)
+	}
+
+	// Terminated: nothing more is reached, what ran stays applied.
+	ended := r.Status.DeepCopy()
+	ended.Suspend, ended.Terminated = false, true
+	r = pass(steps, ended, "v1", now)
+	if r.Reached["b"] || !r.Reached["a"] || r.Status.Phase != PhaseTerminated || r.Status.Finished {
+		t.Fatalf("terminated: reached %v, status %+v", r.Reached, r.Status)
+	}
+}
+
+func TestSteps_RefusesWhatItCannotRun(t *testing.T) {
+	for name, wf := range map[string]*v1beta1.Workflow{
+		"a duplicate name": {Steps: []v1beta1.WorkflowStep{
+			{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "x", Type: TypeDeploy}},
+			{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "x", Type: TypeSuspend}}}},
+		"no deploy step": {Steps: []v1beta1.WorkflowStep{
+			{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "w", Type: TypeSuspend}}}},
+		"another step type": {Steps: []v1beta1.WorkflowStep{
+			{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "g", Type: "step-group"}},
+			{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "w", Type: TypeSuspend}}}},
+	} {
+		if _, err := Steps(wf); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// status.workflow is read by KubeVela's tooling (vela status, vela
+// workflow): every field Steward writes has KubeVela's JSON name
+// (KubeVela's common.WorkflowStatus and StepStatus; contextBackend, the
+// workflow context's ConfigMap, is the one field Steward does not use).
+func TestStatus_HasKubeVelasFieldNames(t *testing.T) {
+	steps := gate("1m")
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	r := pass(steps, nil, "web-v1", now)
+	r = pass(steps, r.Status, "web-v1", now)
+	r.Status.SuspendState, r.Status.EndTime = "x", r.Status.StartTime
+	r.Status.Steps[0].Reason = "x"
+	r.Status.Steps[0].SubStepsStatus = []v1beta1.StepStatus{{ID: "a"}}
+	raw, err := json.Marshal(r.Status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil {
+		t.Fatal(err)
+	}
+	kubevela := map[string]bool{"appRevision": true, "mode": true, "status": true, "message": true, "suspend": true,
+		"suspendState": true, "terminated": true, "finished": true, "contextBackend": true, "steps": true,
+		"startTime": true, "endTime": true}
+	for k := range top {
+		if !kubevela[k] {
+			t.Errorf("status.workflow.%s is not a field of KubeVela's", k)
+		}
+	}
+	for _, k := range []string{"appRevision", "mode", "status", "suspend", "terminated", "finished", "steps", "startTime"} {
+		if _, ok := top[k]; !ok {
+			t.Errorf("status.workflow.%s is missing", k)
+		}
+	}
+	var stepsJSON []map[string]json.RawMessage
+	if err := json.Unmarshal(top["steps"], &stepsJSON); err != nil {
+		t.Fatal(err)
+	}
+	stepFields := map[string]bool{"id": true, "name": true, "type": true, "phase": true, "message": true, "reason": true,
+		"firstExecuteTime": true, "lastExecuteTime": true, "subSteps": true}
+	for k := range stepsJSON[0] {
+		if !stepFields[k] {
+			t.Errorf("status.workflow.steps[].%s is not a field of KubeVela's", k)
+		}
+	}
+	for _, k := range []string{"id", "name", "type", "phase", "firstExecuteTime", "lastExecuteTime", "subSteps", "reason"} {
+		if _, ok := stepsJSON[0][k]; !ok {
+			t.Errorf("status.workflow.steps[].%s is missing", k)
+		}
+	}
+}
