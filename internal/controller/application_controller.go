@@ -142,8 +142,8 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		{stage(metrics.StageRender), r.renderAndRecord},
 		{nil, r.advanceWorkflow},
 		{keepStage, r.keepState},
-		{nil, r.finishWorkflow},
 		{stage(metrics.StageHealth), r.evaluateHealth},
+		{nil, r.finishWorkflow}, // after health: a deploy step waits for it
 		{stage(metrics.StageGC), r.collectGarbage},
 	} {
 		start := time.Now()
@@ -190,8 +190,12 @@ func (r *ApplicationReconciler) requeue(s *scope) ctrl.Result {
 	after := jitter(interval, r.Options.ReSyncJitter)
 	if f := s.flow; f != nil {
 		switch {
-		case f.Next:
-			// A deploy step finished: the next step runs at once.
+		case f.Next && !f.Started:
+			// A deploy step finished: the next step runs at once. A run
+			// this pass started is written first, and that write wakes
+			// the Application (the watch passes a new run): were the
+			// write lost (an Application CRD that prunes status.workflow)
+			// nothing loops.
 			after = conflictRetry
 		case f.Requeue > 0 && f.Requeue < after:
 			// A suspend step's duration ends.

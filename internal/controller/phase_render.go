@@ -96,6 +96,17 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		}
 		return nil
 	}
+	marks := map[string]string{annotationDispatchPending: pendingNew, annotationWorkflowSteps: ""}
+	if workflow.Gated(s.app.Spec.Workflow) {
+		// The run follows the steps the version was rendered with. A
+		// workflow it cannot run records nothing, root entries included.
+		steps, err := workflow.Steps(s.app.Spec.Workflow)
+		if err != nil {
+			s.renderErr = &reasonError{reason: v1beta1.ReasonUnsupportedWorkflow, err: err}
+			return nil
+		}
+		marks[annotationWorkflowSteps] = workflow.Encode(steps)
+	}
 	s.newKeys = unseenKeys(append(append([]v1beta1.ManagedResource(nil), versioned...), root...), s.current, s.root, s.older)
 	ref := tracker.RefOf(s.app)
 	if len(root) > 0 || s.root != nil {
@@ -108,16 +119,6 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 	// The version is marked pending until keepState has dispatched it: a
 	// pass that stops in between (crash, abort) leaves the mark, and the
 	// next pass dispatches it as new.
-	marks := map[string]string{annotationDispatchPending: pendingNew, annotationWorkflowSteps: ""}
-	if workflow.Gated(s.app.Spec.Workflow) {
-		// The run follows the steps the version was rendered with.
-		steps, err := workflow.Steps(s.app.Spec.Workflow)
-		if err != nil {
-			s.renderErr = &reasonError{reason: v1beta1.ReasonUnsupportedWorkflow, err: err}
-			return nil
-		}
-		marks[annotationWorkflowSteps] = workflow.Encode(steps)
-	}
 	rt, err := r.Trackers.Record(ctx, ref, kind, gen, versioned, tracker.DeleteMissing, marks)
 	if err != nil {
 		s.recordErr = err

@@ -3,11 +3,15 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/tracker"
 	"github.com/steward-oam/steward/internal/workflow"
 )
 
@@ -27,6 +31,9 @@ func (r *ApplicationReconciler) advanceWorkflow(ctx context.Context, s *scope) e
 		return nil
 	}
 	steps, err := workflow.Decode(s.current.Annotations[annotationWorkflowSteps])
+	if err == nil {
+		err = checkRecordedSteps(s.current, steps)
+	}
 	if err != nil {
 		s.flowErr = err
 		return nil
@@ -43,10 +50,35 @@ func (r *ApplicationReconciler) advanceWorkflow(ctx context.Context, s *scope) e
 	return nil
 }
 
-// finishWorkflow records, after keepState, whether the deploy step this
-// pass ran has applied everything: only a pass that could apply (valid
-// policies and identity, a version recorded) and applied without a
-// failure or a component waiting counts.
+// checkRecordedSteps fails closed when the version's objects do not all
+// name one of its recorded deploy steps: a ResourceTracker CRD from before
+// steps were recorded prunes the field, and an object without its step
+// would be applied whatever the gate says.
+func checkRecordedSteps(rt *v1beta1.ResourceTracker, steps []workflow.Step) error {
+	deploys := map[string]bool{}
+	for _, st := range steps {
+		if st.Type == workflow.TypeDeploy {
+			deploys[st.Name] = true
+		}
+	}
+	entries, err := tracker.Entries(rt)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Data != nil && !e.Deleted && !deploys[e.Step] {
+			return fmt.Errorf("resource tracker %s records %s without its workflow step (%q): the ResourceTracker CRD may predate workflow steps; upgrade the CRDs (config/crd, or the chart's crds/, which helm upgrade does not update)", rt.Name, tracker.KeyOf(e), e.Step)
+		}
+	}
+	return nil
+}
+
+// finishWorkflow records, after keepState and health, whether the deploy
+// step this pass ran has succeeded: every object of the step applied (by
+// a pass that could apply: valid policies and identity, a version
+// recorded, no failure, no component waiting) and every component the
+// step delivers healthy by its definition's health policy, as KubeVela's
+// deploy step waits for. A step that succeeded is not judged again.
 func (r *ApplicationReconciler) finishWorkflow(_ context.Context, s *scope) error {
 	if s.flow == nil {
 		return nil
@@ -56,9 +88,53 @@ func (r *ApplicationReconciler) finishWorkflow(_ context.Context, s *scope) erro
 	msg := ""
 	if !done {
 		msg = "waiting until every object of the step is applied"
+	} else if sick := unhealthyInStep(s, s.flow.Dispatching()); len(sick) > 0 {
+		done = false
+		msg = "waiting for components to become healthy: " + strings.Join(sick, ", ")
 	}
 	s.flow.Finish(done, msg, time.Now())
 	return nil
+}
+
+// unhealthyInStep names the components (with their cluster and health
+// message) the step delivers that are not healthy yet; health not
+// evaluated counts as not healthy.
+func unhealthyInStep(s *scope, step string) []string {
+	if step == "" {
+		return nil
+	}
+	if s.health == nil {
+		return []string{"health not evaluated yet"}
+	}
+	entries, err := liveEntries(s.current, s.root)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	seen := map[string]bool{}
+	var sick []string
+	for _, e := range entries {
+		if e.Step != step || e.Component == "" {
+			continue
+		}
+		k := healthKey(e.Component, e.Cluster)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		// A component the spec no longer names is not judged.
+		if h, ok := s.health[k]; ok && !h.Healthy {
+			name := e.Component
+			if !cluster.IsLocal(e.Cluster) {
+				name += " in cluster " + e.Cluster
+			}
+			if h.Message != "" {
+				name += " (" + h.Message + ")"
+			}
+			sick = append(sick, name)
+		}
+	}
+	slices.Sort(sick)
+	return sick
 }
 
 // gatedEntry reports whether an entry belongs to a step the run has not
@@ -70,6 +146,10 @@ func (s *scope) gatedEntry(e v1beta1.ManagedResource) bool {
 	case e.Step == "":
 		return false
 	case s.flowErr != nil:
+		return true
+	case s.recordErr != nil:
+		// The new render's root entries were recorded but not its
+		// version: their steps belong to a run that has not started.
 		return true
 	case s.flow == nil || s.flow.Status.Finished:
 		return false
@@ -103,7 +183,11 @@ func workflowCondition(s *scope) (reason, message string, ok bool) {
 	}
 	for _, step := range st.Steps {
 		if step.Phase == workflow.StepRunning || step.Phase == workflow.StepPending {
-			return v1beta1.ReasonWorkflowRunning, fmt.Sprintf("running workflow step %q", step.Name), true
+			msg := fmt.Sprintf("running workflow step %q", step.Name)
+			if step.Message != "" {
+				msg += ": " + step.Message
+			}
+			return v1beta1.ReasonWorkflowRunning, msg, true
 		}
 	}
 	return "", "", false

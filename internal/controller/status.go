@@ -233,7 +233,9 @@ func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1b
 			continue
 		}
 		for _, e := range entries {
-			if e.Deleted {
+			if e.Deleted || s.gatedEntry(e) {
+				// Objects of workflow steps not reached yet are not
+				// applied by this version.
 				continue
 			}
 			refs = append(refs, v1beta1.ClusterObjectReference{Cluster: e.Cluster, Creator: "workflow",

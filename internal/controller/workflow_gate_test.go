@@ -178,3 +178,140 @@ func TestWorkflow_ApprovalGate(t *testing.T) {
 	})
 	waitReady(t, ns, "gate")
 }
+
+// setReady plays the Deployment controller, which envtest does not run:
+// the Deployment becomes ready, so its health policy passes.
+func setReady(t *testing.T, ns, name string) {
+	t.Helper()
+	eventually(t, 20*time.Second, "deployment "+ns+"/"+name+" made ready", func() error {
+		dep, err := getDeployment(t, ns, name)
+		if err != nil {
+			return err
+		}
+		dep.Status.Replicas, dep.Status.ReadyReplicas, dep.Status.AvailableReplicas = 2, 2, 2
+		return testClient.Status().Update(context.Background(), dep)
+	})
+}
+
+// A deploy step succeeds when what it delivered is healthy, not only
+// applied, as KubeVela's does: the approval gate is not even reached while
+// staging is unhealthy, and the run finishes only once production is.
+func TestWorkflow_DeployStepWaitsForHealth(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	for _, env := range []string{"staging", "prod"} {
+		if err := testClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + env}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	staging, prod := ns+"-staging", ns+"-prod"
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, fmt.Sprintf(`metadata: {name: gate}
+spec:
+  components:
+    - {name: api, type: test-healthy, properties: {image: nginx}}
+  policies:
+    - {name: staging, type: topology, properties: {clusters: [local], namespace: %s}}
+    - {name: production, type: topology, properties: {clusters: [local], namespace: %s}}
+  workflow:
+    steps:
+      - {name: deploy-staging, type: deploy, properties: {policies: [staging]}}
+      - {name: approve, type: suspend}
+      - {name: deploy-prod, type: deploy, properties: {policies: [production]}}
+`, staging, prod))
+
+	running := func(step int) func() error {
+		return func() error {
+			w := getApp(t, ns, "gate").Status.Workflow
+			if w == nil || w.Suspend || w.Finished || w.Steps[step].Phase != workflow.StepRunning ||
+				!strings.Contains(w.Steps[step].Message, "waiting for components to become healthy: api (ready 0/2)") {
+				return fmt.Errorf("workflow %+v", w)
+			}
+			return nil
+		}
+	}
+	eventually(t, 30*time.Second, "staging applied, its step waiting for health", func() error {
+		if _, err := getDeployment(t, staging, "api"); err != nil {
+			return err
+		}
+		return running(0)()
+	})
+	// Re-sync passes run: the gate is not reached while staging is
+	// unhealthy.
+	time.Sleep(5 * time.Second)
+	if err := running(0)(); err != nil {
+		t.Fatalf("the step left before staging was healthy: %v", err)
+	}
+
+	setReady(t, staging, "api")
+	waitSuspended(t, ns)
+	if _, err := getDeployment(t, prod, "api"); !apierrors.IsNotFound(err) {
+		t.Fatalf("production before the resume: %v", err)
+	}
+	if _, err := cli.WorkflowOp(ctx, testClient, ns, "gate", cli.WorkflowResume); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "production applied, its step waiting for health", func() error {
+		if _, err := getDeployment(t, prod, "api"); err != nil {
+			return err
+		}
+		return running(2)()
+	})
+	setReady(t, prod, "api")
+	app := waitReady(t, ns, "gate")
+	if w := app.Status.Workflow; w == nil || !w.Finished || w.Phase != workflow.PhaseSucceeded {
+		t.Fatalf("workflow %+v", w)
+	}
+}
+
+// A deploy step with auto: false is its own approval gate, as in
+// KubeVela: production gets nothing until the workflow is resumed.
+func TestWorkflow_AutoFalseWaitsForApproval(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	prod := ns + "-prod"
+	if err := testClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: prod}}); err != nil {
+		t.Fatal(err)
+	}
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, fmt.Sprintf(`metadata: {name: gate}
+spec:
+  components:
+    - {name: cfg, type: test-config, properties: {name: cfg, data: {v: "1"}}}
+  policies:
+    - {name: staging, type: topology, properties: {clusters: [local], namespace: %s}}
+    - {name: production, type: topology, properties: {clusters: [local], namespace: %s}}
+  workflow:
+    steps:
+      - {name: deploy-staging, type: deploy, properties: {policies: [staging]}}
+      - {name: deploy-prod, type: deploy, properties: {policies: [production], auto: false}}
+`, ns, prod))
+	eventually(t, 30*time.Second, "suspended before deploy-prod", func() error {
+		app := getApp(t, ns, "gate")
+		w := app.Status.Workflow
+		if w == nil || !w.Suspend || app.Status.Phase != v1beta1.ApplicationWorkflowSuspending ||
+			w.Steps[0].Phase != workflow.StepSucceeded || w.Steps[1].Phase != workflow.StepSuspending {
+			return fmt.Errorf("phase %s, workflow %+v", app.Status.Phase, w)
+		}
+		return nil
+	})
+	if !configMapExists(t, ns, "cfg") {
+		t.Fatal("staging did not get the version")
+	}
+	time.Sleep(4 * time.Second)
+	if configMapExists(t, prod, "cfg") {
+		t.Fatal("production got the version before the approval")
+	}
+	if _, err := cli.WorkflowOp(ctx, testClient, ns, "gate", cli.WorkflowResume); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "production delivered after the resume", func() error {
+		if !configMapExists(t, prod, "cfg") {
+			return errNotYet
+		}
+		return nil
+	})
+	if w := waitReady(t, ns, "gate").Status.Workflow; w == nil || !w.Finished {
+		t.Fatalf("workflow %+v", w)
+	}
+}

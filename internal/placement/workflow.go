@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/workflow"
 )
 
 // UnsupportedError is a workflow instruction Steward does not carry out:
@@ -43,15 +44,21 @@ func CheckWorkflow(wf *v1beta1.Workflow) error {
 	}
 	gated, grouped, deploys := false, false, false
 	for _, s := range wf.Steps {
-		gated = gated || s.Type == StepSuspend
+		gated = gated || s.Type == StepSuspend || s.Type == StepDeploy && workflow.NotAuto(s.Properties)
 		grouped = grouped || s.Type == "step-group"
 		deploys = deploys || s.Type == StepDeploy
 	}
 	if gated && grouped {
-		return &UnsupportedError{What: "a step-group in a workflow with suspend steps (suspend steps run between top-level deploy steps)"}
+		return &UnsupportedError{What: "a step-group in a workflow with suspend steps or auto: false (gates run between top-level deploy steps)"}
 	}
 	if gated && !deploys {
 		return &UnsupportedError{What: "a workflow of suspend steps without a deploy step (it would deliver nothing)"}
+	}
+	if gated {
+		// Steps run one by one by name: names must be distinct.
+		if err := distinctNames(wf); err != nil {
+			return err
+		}
 	}
 	for i, s := range wf.Steps {
 		name := stepName(s.Name, i)
@@ -60,7 +67,7 @@ func CheckWorkflow(wf *v1beta1.Workflow) error {
 				return err
 			}
 			for j, sub := range s.SubSteps {
-				if err := checkStep(stepName(sub.Name, j), sub); err != nil {
+				if err := checkStep(stepName(sub.Name, j), sub, false); err != nil {
 					return err
 				}
 			}
@@ -75,7 +82,7 @@ func CheckWorkflow(wf *v1beta1.Workflow) error {
 			}
 			continue
 		}
-		if err := checkStep(name, s.WorkflowStepBase); err != nil {
+		if err := checkStep(name, s.WorkflowStepBase, true); err != nil {
 			return err
 		}
 	}
@@ -112,7 +119,9 @@ func stepName(name string, i int) string {
 	return name
 }
 
-func checkStep(name string, s v1beta1.WorkflowStepBase) error {
+// checkStep checks a deploy step; topLevel allows auto: false, which the
+// gate runs between top-level steps only.
+func checkStep(name string, s v1beta1.WorkflowStepBase, topLevel bool) error {
 	if s.Type != StepDeploy {
 		return &UnsupportedError{Step: name, What: fmt.Sprintf("step type %q", s.Type)}
 	}
@@ -142,12 +151,32 @@ func checkStep(name string, s v1beta1.WorkflowStepBase) error {
 			}
 		case "policies", "parallelism", "ignoreTerraformComponent":
 		case "auto":
-			if strings.TrimSpace(string(v)) == "false" {
-				return &UnsupportedError{Step: name, What: "auto: false (pausing for approval before the deploy)"}
+			if strings.TrimSpace(string(v)) == "false" && !topLevel {
+				return &UnsupportedError{Step: name, What: "auto: false inside a step-group (it pauses top-level deploy steps only)"}
 			}
 		default:
 			return &UnsupportedError{Step: name, What: fmt.Sprintf("deploy property %q", k)}
 		}
+	}
+	return nil
+}
+
+// distinctNames refuses two top-level steps of one name, as a run of a
+// gated workflow names them (unnamed deploy steps deploy-<n>, unnamed
+// suspend steps suspend-<n>, n counting steps of the type from 1).
+func distinctNames(wf *v1beta1.Workflow) error {
+	seen := map[string]bool{}
+	count := map[string]int{}
+	for _, s := range wf.Steps {
+		count[s.Type]++
+		name := s.Name
+		if name == "" {
+			name = fmt.Sprintf("%s-%d", s.Type, count[s.Type])
+		}
+		if seen[name] {
+			return &UnsupportedError{Step: name, What: "a second step of the same name (each step of a workflow with suspend steps needs its own)"}
+		}
+		seen[name] = true
 	}
 	return nil
 }

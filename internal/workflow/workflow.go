@@ -5,7 +5,8 @@
 // deploy steps a pass may apply, and Finish records what the pass
 // achieved, in KubeVela's status.workflow shape.
 //
-// Only workflows with a suspend step are run here (Gated); any other
+// Only workflows with a gate (a suspend step, or a deploy step with
+// auto: false) are run here (Gated); any other
 // workflow is delivered in one pass, as before.
 package workflow
 
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 )
@@ -57,6 +60,9 @@ type Step struct {
 	Duration time.Duration `json:"duration,omitempty"`
 	// Message, for a suspend step, is shown while it waits.
 	Message string `json:"message,omitempty"`
+	// Approve, for a deploy step (KubeVela's auto: false), suspends the
+	// run before the step until it is resumed.
+	Approve bool `json:"approve,omitempty"`
 }
 
 // Encode returns steps as they are recorded on a version's tracker.
@@ -74,19 +80,31 @@ func Decode(recorded string) ([]Step, error) {
 	return steps, nil
 }
 
-// Gated reports whether a workflow has a suspend step: only such a
-// workflow records which step delivers each object, and is run step by
-// step.
+// Gated reports whether a workflow has a gate: a suspend step, or a
+// deploy step with auto: false. Only such a workflow records which step
+// delivers each object, and is run step by step.
 func Gated(wf *v1beta1.Workflow) bool {
 	if wf == nil {
 		return false
 	}
 	for _, s := range wf.Steps {
-		if s.Type == TypeSuspend {
+		if s.Type == TypeSuspend || s.Type == TypeDeploy && NotAuto(s.Properties) {
 			return true
 		}
 	}
 	return false
+}
+
+// NotAuto reports whether a deploy step's properties say auto: false: the
+// step waits for a resume before it runs, as in KubeVela.
+func NotAuto(props *runtime.RawExtension) bool {
+	if props == nil || len(props.Raw) == 0 {
+		return false
+	}
+	var p struct {
+		Auto *bool `json:"auto"`
+	}
+	return json.Unmarshal(props.Raw, &p) == nil && p.Auto != nil && !*p.Auto
 }
 
 // DeployStepName is the name a deploy step is recorded under: its own, or
@@ -107,7 +125,7 @@ func Steps(wf *v1beta1.Workflow) ([]Step, error) {
 		switch s.Type {
 		case TypeDeploy:
 			deploys++
-			out = append(out, Step{Name: DeployStepName(s.Name, deploys), Type: TypeDeploy})
+			out = append(out, Step{Name: DeployStepName(s.Name, deploys), Type: TypeDeploy, Approve: NotAuto(s.Properties)})
 		case TypeSuspend:
 			suspends++
 			step := Step{Name: s.Name, Type: TypeSuspend}
@@ -164,6 +182,9 @@ type Run struct {
 	Requeue time.Duration
 	// Next is true when a step finished and the next one can run at once.
 	Next bool
+	// Started is true when this pass started the run (there was none of
+	// this revision).
+	Started bool
 }
 
 // Advance starts the pass of revision: from the status of the run so far
@@ -171,8 +192,8 @@ type Run struct {
 // past suspend steps that were resumed or whose duration elapsed and
 // reaches, at most, one deploy step that has not succeeded yet.
 func Advance(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now time.Time) *Run {
-	st := restart(steps, prev, revision, now)
-	r := &Run{steps: steps, Status: st, Reached: map[string]bool{}, current: -1}
+	st, started := restart(steps, prev, revision, now)
+	r := &Run{steps: steps, Status: st, Reached: map[string]bool{}, current: -1, Started: started}
 	if st.Finished {
 		for _, s := range steps {
 			if s.Type == TypeDeploy {
@@ -230,6 +251,23 @@ func Advance(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now ti
 			}
 			return r
 		case TypeDeploy:
+			if s.Approve && ss.Phase != StepRunning {
+				// auto: false: the step waits for a resume, as a
+				// suspend step before it would.
+				if ss.FirstExecuteTime.IsZero() {
+					ss.FirstExecuteTime = t
+				}
+				if resumed := !st.Suspend && ss.Phase == StepSuspending; !resumed {
+					if ss.Phase != StepSuspending {
+						ss.LastExecuteTime = t
+					}
+					ss.Phase, ss.Message = StepSuspending, "waiting for approval (auto: false)"
+					st.Suspend, st.Phase = true, PhaseSuspending
+					st.Message = fmt.Sprintf("suspended before step %q (auto: false)", s.Name)
+					return r
+				}
+				ss.Message = ""
+			}
 			if st.Suspend && ss.Phase != StepRunning {
 				// Suspended by hand (vela or steward workflow suspend)
 				// before this step started.
@@ -292,11 +330,11 @@ func finish(st *v1beta1.WorkflowStatus, now time.Time) {
 	}
 }
 
-// restart returns a copy of prev for revision, or a new run when prev is
-// of another revision or of other steps.
-func restart(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now time.Time) *v1beta1.WorkflowStatus {
+// restart returns a copy of prev for revision, or a new run (and true)
+// when prev is of another revision or of other steps.
+func restart(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now time.Time) (*v1beta1.WorkflowStatus, bool) {
 	if prev != nil && prev.AppRevision == revision && sameSteps(steps, prev.Steps) {
-		return prev.DeepCopy()
+		return prev.DeepCopy(), false
 	}
 	st := &v1beta1.WorkflowStatus{AppRevision: revision, Mode: ModeStepByStep, StartTime: metav1.NewTime(now)}
 	for i, s := range steps {
@@ -304,7 +342,7 @@ func restart(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now ti
 			ID: fmt.Sprintf("%s-%d", revision, i), Name: s.Name, Type: s.Type, Phase: StepPending,
 		}})
 	}
-	return st
+	return st, true
 }
 
 func sameSteps(steps []Step, status []v1beta1.WorkflowStepStatus) bool {

@@ -232,3 +232,51 @@ func TestStatus_HasKubeVelasFieldNames(t *testing.T) {
 		}
 	}
 }
+
+// A deploy step with auto: false waits for a resume before it runs, as
+// in KubeVela: the step itself is suspending, then runs once resumed,
+// whether resumed as steward does (suspend: false) or as vela does (the
+// step marked running too).
+func TestAdvance_AutoFalsePausesBeforeTheStep(t *testing.T) {
+	wf := &v1beta1.Workflow{Steps: []v1beta1.WorkflowStep{
+		{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "staging", Type: TypeDeploy}},
+		{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "prod", Type: TypeDeploy, Properties: &runtime.RawExtension{Raw: []byte(`{"policies":["p"],"auto":false}`)}}},
+	}}
+	if !Gated(wf) {
+		t.Fatal("a workflow with auto: false is not gated")
+	}
+	steps, err := Steps(wf)
+	if err != nil || !steps[1].Approve || steps[0].Approve {
+		t.Fatalf("steps %+v, %v", steps, err)
+	}
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	r := pass(steps, nil, "web-v1", now)
+	r = pass(steps, r.Status, "web-v1", now.Add(time.Second))
+	if r.Reached["prod"] || !r.Status.Suspend || r.Status.Phase != PhaseSuspending || r.Next {
+		t.Fatalf("before prod: reached %v, status %+v", r.Reached, r.Status)
+	}
+	if got := phases(r.Status); !equal(got, []string{StepSucceeded, StepSuspending}) {
+		t.Fatalf("step phases %v", got)
+	}
+	held := r.Status
+	for name, resume := range map[string]func(*v1beta1.WorkflowStatus){
+		"steward": func(st *v1beta1.WorkflowStatus) { st.Suspend = false },
+		"vela":    func(st *v1beta1.WorkflowStatus) { st.Suspend = false; st.Steps[1].Phase = StepRunning },
+	} {
+		t.Run(name, func(t *testing.T) {
+			st := held.DeepCopy()
+			resume(st)
+			r := Advance(steps, st, "web-v1", now.Add(time.Minute))
+			if !r.Reached["prod"] || r.Dispatching() != "prod" || r.Status.Suspend {
+				t.Fatalf("resumed: reached %v, status %+v", r.Reached, r.Status)
+			}
+			r.Finish(true, "", now.Add(time.Minute))
+			if !r.Status.Finished {
+				t.Fatalf("not finished: %+v", r.Status)
+			}
+		})
+	}
+	if Gated(&v1beta1.Workflow{Steps: []v1beta1.WorkflowStep{{WorkflowStepBase: v1beta1.WorkflowStepBase{Type: TypeDeploy, Properties: &runtime.RawExtension{Raw: []byte(`{"auto":true}`)}}}}}) {
+		t.Error("auto: true gates the workflow")
+	}
+}
