@@ -64,6 +64,9 @@ const (
 	// ReasonWorkflowTerminated: the workflow was terminated; the steps it
 	// had not reached apply nothing until it is restarted.
 	ReasonWorkflowTerminated = "WorkflowTerminated"
+	// ReasonWorkflowFailed: a step of the workflow failed (its timeout
+	// passed); the steps after it without a condition were skipped.
+	ReasonWorkflowFailed = "WorkflowFailed"
 	// ReasonWorkflowRunning: the workflow runs its next deploy step.
 	ReasonWorkflowRunning = "WorkflowRunning"
 	// ReasonResourceMissing: a read-only resource does not exist.

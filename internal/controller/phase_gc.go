@@ -22,10 +22,13 @@ import (
 // marked and is retried on the next pass. Older trackers beyond the
 // revision limit are removed once they hold nothing left to delete.
 func (r *ApplicationReconciler) collectGarbage(ctx context.Context, s *scope) error {
-	if s.keep.gated > 0 || s.flowErr != nil || (s.flow != nil && !s.flow.Status.Finished) {
-		// The workflow has steps to run: what earlier versions applied
-		// stays until the steps that replace it have run, whatever
-		// continueOnFailure says.
+	if s.flowErr != nil || (s.flow != nil && !s.flow.Succeeded()) || (s.flow == nil && s.keep.gated > 0) {
+		// The workflow has steps to run, or failed: what earlier
+		// versions applied stays until the steps that replace it have
+		// run, whatever continueOnFailure says. Once it succeeded, what
+		// its skipped steps would deliver is left as it is: those
+		// entries are the current version's, so nothing older is
+		// collected for them.
 		s.gc.skipped = true
 		return nil
 	}

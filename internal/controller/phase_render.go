@@ -235,7 +235,7 @@ func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, 
 			return nil, nil, "", err
 		}
 		reason := v1beta1.ReasonInvalidPolicy
-		if errors.As(err, new(*placement.UnsupportedError)) {
+		if errors.As(err, new(*placement.UnsupportedError)) || errors.As(err, new(*placement.InvalidWorkflowError)) {
 			reason = v1beta1.ReasonUnsupportedWorkflow
 		}
 		s.renderErr = &reasonError{reason: reason, err: err}

@@ -138,9 +138,9 @@ func unhealthyInStep(s *scope, step string) []string {
 }
 
 // gatedEntry reports whether an entry belongs to a step the run has not
-// reached: it is neither applied nor deleted in this pass. Step names are
-// ignored when the version being kept has no gated workflow (a root entry
-// recorded by an earlier, gated version) and once its run has finished.
+// reached, or skipped: it is neither applied nor deleted in this pass.
+// Step names are ignored when the version being kept has no gated
+// workflow (a root entry recorded by an earlier, gated version).
 func (s *scope) gatedEntry(e v1beta1.ManagedResource) bool {
 	switch {
 	case e.Step == "":
@@ -151,7 +151,7 @@ func (s *scope) gatedEntry(e v1beta1.ManagedResource) bool {
 		// The new render's root entries were recorded but not its
 		// version: their steps belong to a run that has not started.
 		return true
-	case s.flow == nil || s.flow.Status.Finished:
+	case s.flow == nil:
 		return false
 	}
 	return !s.flow.Reached[e.Step]
@@ -171,10 +171,13 @@ func workflowCondition(s *scope) (reason, message string, ok bool) {
 	if s.flowErr != nil {
 		return v1beta1.ReasonUnsupportedWorkflow, s.flowErr.Error() + "; nothing of the steps is applied", true
 	}
-	if s.flow == nil || s.flow.Status.Finished {
+	if s.flow == nil || s.flow.Succeeded() {
 		return "", "", false
 	}
 	st := s.flow.Status
+	if st.Phase == workflow.PhaseFailed {
+		return v1beta1.ReasonWorkflowFailed, st.Message + "; the steps after it that have no if condition were skipped; fix it and change the Application, or `steward workflow restart " + s.app.Name + "`", true
+	}
 	switch st.Phase {
 	case workflow.PhaseSuspending:
 		return v1beta1.ReasonWorkflowSuspended, fmt.Sprintf("%s; resume it with `steward workflow resume %s` (or `vela workflow resume`)", st.Message, s.app.Name), true

@@ -315,3 +315,99 @@ spec:
 		t.Fatalf("workflow %+v", w)
 	}
 }
+
+// A deploy step that is not healthy within its timeout fails; the step
+// whose if reads that runs, the step without if is skipped (production
+// gets nothing), and the run ends failed, as KubeVela's does. What the
+// failed step applied is still kept. A restart runs the workflow again.
+func TestWorkflow_TimeoutAndIf(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	for _, env := range []string{"staging", "fallback", "prod"} {
+		if err := testClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + env}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	staging, fallback, prod := ns+"-staging", ns+"-fallback", ns+"-prod"
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, fmt.Sprintf(`metadata: {name: flow}
+spec:
+  components:
+    - {name: api, type: test-healthy, properties: {image: nginx}}
+    - {name: note, type: test-config, properties: {name: note, data: {v: "1"}}}
+  policies:
+    - {name: staging, type: topology, properties: {clusters: [local], namespace: %s}}
+    - {name: fallback, type: topology, properties: {clusters: [local], namespace: %s}}
+    - {name: production, type: topology, properties: {clusters: [local], namespace: %s}}
+    - {name: only-api, type: override, properties: {selector: [api]}}
+    - {name: only-note, type: override, properties: {selector: [note]}}
+  workflow:
+    steps:
+      - {name: deploy-staging, type: deploy, timeout: 4s, properties: {policies: [staging, only-api]}}
+      - {name: fallback, type: deploy, if: 'status["deploy-staging"].timeout', properties: {policies: [fallback, only-note]}}
+      - {name: deploy-prod, type: deploy, properties: {policies: [production]}}
+`, staging, fallback, prod))
+
+	var app *v1beta1.Application
+	eventually(t, 40*time.Second, "the run failed at the timeout", func() error {
+		app = getApp(t, ns, "flow")
+		w := app.Status.Workflow
+		if w == nil || !w.Finished || !w.Terminated || w.Phase != workflow.PhaseFailed || app.Status.Phase != v1beta1.ApplicationWorkflowFailed {
+			return fmt.Errorf("phase %s, workflow %+v", app.Status.Phase, w)
+		}
+		return nil
+	})
+	w := app.Status.Workflow
+	if s := w.Steps[0]; s.Phase != workflow.StepFailed || s.Reason != workflow.ReasonTimeout {
+		t.Errorf("deploy-staging %+v, want failed with reason Timeout", s)
+	}
+	if w.Steps[1].Phase != workflow.StepSucceeded || w.Steps[2].Phase != workflow.StepSkipped {
+		t.Errorf("steps %+v, want fallback succeeded and deploy-prod skipped", w.Steps)
+	}
+	c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionDispatched)
+	if c == nil || c.Reason != v1beta1.ReasonWorkflowFailed || !strings.Contains(c.Message, `step "deploy-staging" failed`) {
+		t.Errorf("Dispatched = %+v", c)
+	}
+	waitEvent(t, ns, "flow", v1beta1.ReasonWorkflowFailed)
+	if !configMapExists(t, fallback, "note") {
+		t.Error("the step whose if reads the timeout did not run")
+	}
+	if _, err := getDeployment(t, prod, "api"); !apierrors.IsNotFound(err) || configMapExists(t, prod, "note") {
+		t.Errorf("production got objects of a skipped step: %v", err)
+	}
+
+	// What the failed step applied is kept: drift is repaired.
+	dep, err := getDeployment(t, staging, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testClient.Delete(ctx, dep); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the failed step's deployment re-created", func() error {
+		d, err := getDeployment(t, staging, "api")
+		if err != nil || d.UID == dep.UID {
+			return errNotYet
+		}
+		return nil
+	})
+
+	// Restarted once staging can become healthy: the fallback is
+	// skipped this time and production gets the version.
+	setReady(t, staging, "api")
+	if _, err := cli.WorkflowOp(ctx, testClient, ns, "flow", cli.WorkflowRestart); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "production delivered by the restarted run", func() error {
+		if _, err := getDeployment(t, prod, "api"); err != nil {
+			return err
+		}
+		return nil
+	})
+	setReady(t, prod, "api")
+	app = waitReady(t, ns, "flow")
+	if w := app.Status.Workflow; !w.Finished || w.Terminated || w.Phase != workflow.PhaseSucceeded ||
+		w.Steps[0].Phase != workflow.StepSucceeded || w.Steps[1].Phase != workflow.StepSkipped || w.Steps[2].Phase != workflow.StepSucceeded {
+		t.Fatalf("the restarted run: %+v", w)
+	}
+}

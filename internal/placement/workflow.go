@@ -42,14 +42,13 @@ func CheckWorkflow(wf *v1beta1.Workflow) error {
 	if err := checkMode(wf); err != nil {
 		return err
 	}
-	gated, grouped, deploys := false, false, false
+	gated, grouped, deploys := workflow.Gated(wf), false, false
 	for _, s := range wf.Steps {
-		gated = gated || s.Type == StepSuspend || s.Type == StepDeploy && workflow.NotAuto(s.Properties)
 		grouped = grouped || s.Type == "step-group"
 		deploys = deploys || s.Type == StepDeploy
 	}
 	if gated && grouped {
-		return &UnsupportedError{What: "a step-group in a workflow with suspend steps or auto: false (gates run between top-level deploy steps)"}
+		return &UnsupportedError{What: "a step-group in a workflow with suspend steps, auto: false, if or timeout (they run between top-level steps)"}
 	}
 	if gated && !deploys {
 		return &UnsupportedError{What: "a workflow of suspend steps without a deploy step (it would deliver nothing)"}
@@ -63,7 +62,7 @@ func CheckWorkflow(wf *v1beta1.Workflow) error {
 	for i, s := range wf.Steps {
 		name := stepName(s.Name, i)
 		if s.Type == "step-group" {
-			if err := checkStepFields(name, s.WorkflowStepBase); err != nil {
+			if err := checkStepFields(name, s.WorkflowStepBase, false); err != nil {
 				return err
 			}
 			for j, sub := range s.SubSteps {
@@ -86,8 +85,25 @@ func CheckWorkflow(wf *v1beta1.Workflow) error {
 			return err
 		}
 	}
+	if gated {
+		// Timeouts parse and conditions evaluate over the steps' names.
+		if _, err := workflow.Steps(wf); err != nil {
+			return &InvalidWorkflowError{Err: err}
+		}
+	}
 	return nil
 }
+
+// InvalidWorkflowError is a workflow Steward runs whose step is wrong: a
+// timeout that does not parse, a condition that does not evaluate to a
+// boolean (a step name misspelt).
+type InvalidWorkflowError struct{ Err error }
+
+func (e *InvalidWorkflowError) Error() string {
+	return "workflow " + e.Err.Error() + "; nothing of this version is applied"
+}
+
+func (e *InvalidWorkflowError) Unwrap() error { return e.Err }
 
 // checkMode accepts only the mode Steward's one pass satisfies: steps one
 // after another (KubeVela's default, StepByStep), with sub-steps in any
@@ -125,7 +141,7 @@ func checkStep(name string, s v1beta1.WorkflowStepBase, topLevel bool) error {
 	if s.Type != StepDeploy {
 		return &UnsupportedError{Step: name, What: fmt.Sprintf("step type %q", s.Type)}
 	}
-	if err := checkStepFields(name, s); err != nil {
+	if err := checkStepFields(name, s, topLevel); err != nil {
 		return err
 	}
 	if s.Properties == nil || len(s.Properties.Raw) == 0 {
@@ -189,7 +205,7 @@ const StepSuspend = "suspend"
 // (duration, message); a suspend step inside a step group, or a workflow
 // mixing one with step groups, is refused by CheckWorkflow.
 func checkSuspend(name string, s v1beta1.WorkflowStepBase) error {
-	if err := checkStepFields(name, s); err != nil {
+	if err := checkStepFields(name, s, true); err != nil {
 		return err
 	}
 	if s.Properties == nil || len(s.Properties.Raw) == 0 {
@@ -215,14 +231,15 @@ func checkSuspend(name string, s v1beta1.WorkflowStepBase) error {
 	return nil
 }
 
-// checkStepFields refuses the fields that decide when or whether a step
-// runs, or pass values between steps.
-func checkStepFields(name string, s v1beta1.WorkflowStepBase) error {
+// checkStepFields refuses the fields that order steps or pass values
+// between them, and if and timeout except on top-level steps (which the
+// gate runs one by one).
+func checkStepFields(name string, s v1beta1.WorkflowStepBase, topLevel bool) error {
 	var fields []string
-	if s.If != "" {
+	if s.If != "" && !topLevel {
 		fields = append(fields, "if")
 	}
-	if s.Timeout != "" {
+	if s.Timeout != "" && !topLevel {
 		fields = append(fields, "timeout")
 	}
 	if len(s.DependsOn) > 0 {

@@ -22,14 +22,20 @@ func TestCheckWorkflow_RefusesWhatWouldBeSkipped(t *testing.T) {
 		{"suspend steps alone", `{steps: [{name: wait, type: suspend}]}`, `suspend steps without a deploy step`},
 		{"a suspend property Steward does not read", `{steps: [{name: approve, type: suspend, properties: {approvers: [a]}}, {name: d, type: deploy}]}`, `suspend property "approvers"`},
 		{"a suspend duration that does not parse", `{steps: [{name: wait, type: suspend, properties: {duration: soon}}, {name: d, type: deploy}]}`, `duration "soon" (want a positive duration`},
-		{"a conditional suspend", `{steps: [{name: approve, type: suspend, if: always}, {name: d, type: deploy}]}`, `"approve": field if`},
+		{"a conditional suspend", `{steps: [{name: approve, type: suspend, if: always}, {name: d, type: deploy}]}`, ""},
+		{"a timeout and a condition", `{steps: [{name: staging, type: deploy, timeout: 5m}, {name: fallback, type: deploy, if: 'status.staging.timeout || status["staging"].phase == "failed"'}, {name: prod, type: deploy}]}`, ""},
+		{"a condition on a step that does not exist", `{steps: [{name: prod, type: deploy, if: "status.staging.succeeded"}]}`, `step "prod": if "status.staging.succeeded": undefined field: staging`},
+		{"a condition over inputs", `{steps: [{name: prod, type: deploy, if: 'inputs.x == "a"'}]}`, `reference "inputs" not found`},
+		{"a condition that is not a boolean", `{steps: [{name: prod, type: deploy, if: "1"}]}`, `as bool`},
+		{"a timeout that does not parse", `{steps: [{name: prod, type: deploy, timeout: soon}]}`, `timeout "soon": want a positive duration`},
+		{"a timeout inside a group", `{steps: [{name: g, type: step-group, subSteps: [{name: a, type: deploy, timeout: 1m}]}]}`, `"a": field timeout`},
+		{"a condition on a group", `{steps: [{name: g, type: step-group, if: always, subSteps: [{name: a, type: deploy}]}]}`, `a step-group in a workflow with suspend steps, auto: false, if or timeout`},
 		{"a suspend inside a group", `{steps: [{name: g, type: step-group, subSteps: [{name: wait, type: suspend}]}]}`, `"wait": step type "suspend"`},
-		{"a suspend beside a group", `{steps: [{name: wait, type: suspend}, {name: g, type: step-group, subSteps: [{name: a, type: deploy}]}]}`, `a step-group in a workflow with suspend steps or auto: false`},
+		{"a suspend beside a group", `{steps: [{name: wait, type: suspend}, {name: g, type: step-group, subSteps: [{name: a, type: deploy}]}]}`, `a step-group in a workflow with suspend steps, auto: false, if or timeout`},
 		{"auto false", `{steps: [{name: staging, type: deploy}, {name: prod, type: deploy, properties: {auto: false}}]}`, ""},
 		{"auto false inside a group", `{steps: [{name: g, type: step-group, subSteps: [{name: prod, type: deploy, properties: {auto: false}}]}]}`, `"prod": auto: false inside a step-group`},
-		{"auto false beside a group", `{steps: [{name: prod, type: deploy, properties: {auto: false}}, {name: g, type: step-group, subSteps: [{name: a, type: deploy}]}]}`, `a step-group in a workflow with suspend steps or auto: false`},
-		{"a condition", `{steps: [{name: prod, type: deploy, if: "status.staging.succeeded"}]}`, "field if"},
-		{"a timeout and dependsOn", `{steps: [{name: prod, type: deploy, timeout: 5m, dependsOn: [staging]}]}`, "field timeout, dependsOn"},
+		{"auto false beside a group", `{steps: [{name: prod, type: deploy, properties: {auto: false}}, {name: g, type: step-group, subSteps: [{name: a, type: deploy}]}]}`, `a step-group in a workflow with suspend steps, auto: false, if or timeout`},
+		{"dependsOn", `{steps: [{name: prod, type: deploy, dependsOn: [staging]}]}`, "field dependsOn"},
 		{"outputs", `{steps: [{name: prod, type: deploy, outputs: [{name: ip, valueFrom: output.status}]}]}`, "field outputs"},
 		{"an unknown deploy property", `{steps: [{name: prod, type: deploy, properties: {policy: [x]}}]}`, `deploy property "policy"`},
 		{"mode", `{mode: {steps: DAG}, steps: [{name: a, type: deploy}]}`, "the workflow: mode steps: DAG"},
@@ -51,13 +57,16 @@ func TestCheckWorkflow_RefusesWhatWouldBeSkipped(t *testing.T) {
 				}
 				return
 			}
-			if !errors.As(err, new(*placement.UnsupportedError)) || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error %v, want an UnsupportedError saying %q", err, tt.want)
+			refused := func(err error) bool {
+				return errors.As(err, new(*placement.UnsupportedError)) || errors.As(err, new(*placement.InvalidWorkflowError))
+			}
+			if !refused(err) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want an UnsupportedError or InvalidWorkflowError saying %q", err, tt.want)
 			}
 			// Resolve, the only way to a deploy step, refuses it too.
 			app := &v1beta1.Application{Spec: v1beta1.ApplicationSpec{Workflow: wf}}
-			if _, err := placement.Resolve(app, nil); !errors.As(err, new(*placement.UnsupportedError)) {
-				t.Errorf("Resolve: %v, want the UnsupportedError", err)
+			if _, err := placement.Resolve(app, nil); !refused(err) {
+				t.Errorf("Resolve: %v, want the refusal", err)
 			}
 		})
 	}

@@ -17,6 +17,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/steward-oam/steward/api/v1beta1"
@@ -34,12 +36,25 @@ const (
 	PhaseSuspending = "suspending"
 	PhaseSucceeded  = "succeeded"
 	PhaseTerminated = "terminated"
+	PhaseFailed     = "failed"
 
 	StepPending    = "pending"
 	StepRunning    = "running"
 	StepSuspending = "suspending"
 	StepSucceeded  = "succeeded"
+	StepFailed     = "failed"
+	StepSkipped    = "skipped"
+
+	// ReasonTimeout is a failed step's reason when its timeout passed
+	// before it succeeded.
+	ReasonTimeout = "Timeout"
+	// ReasonCondition is a failed step's reason when its if did not
+	// evaluate; the step did not run.
+	ReasonCondition = "ConditionError"
 )
+
+// IfAlways runs a step whatever the earlier steps did.
+const IfAlways = "always"
 
 // ModeStepByStep is the only mode a gated workflow runs in.
 const ModeStepByStep = "StepByStep-DAG"
@@ -63,6 +78,13 @@ type Step struct {
 	// Approve, for a deploy step (KubeVela's auto: false), suspends the
 	// run before the step until it is resumed.
 	Approve bool `json:"approve,omitempty"`
+	// If is the step's condition (KubeVela's if): "always", or a CUE
+	// expression over status.<step>; empty runs the step when no earlier
+	// step failed.
+	If string `json:"if,omitempty"`
+	// Timeout fails the step when it has not succeeded that long after it
+	// started; zero waits for ever.
+	Timeout time.Duration `json:"timeout,omitempty"`
 }
 
 // Encode returns steps as they are recorded on a version's tracker.
@@ -80,15 +102,15 @@ func Decode(recorded string) ([]Step, error) {
 	return steps, nil
 }
 
-// Gated reports whether a workflow has a gate: a suspend step, or a
-// deploy step with auto: false. Only such a workflow records which step
+// Gated reports whether a workflow has a gate: a suspend step, a deploy
+// step with auto: false, or a step with if or timeout. Only such a workflow records which step
 // delivers each object, and is run step by step.
 func Gated(wf *v1beta1.Workflow) bool {
 	if wf == nil {
 		return false
 	}
 	for _, s := range wf.Steps {
-		if s.Type == TypeSuspend || s.Type == TypeDeploy && NotAuto(s.Properties) {
+		if s.Type == TypeSuspend || s.Type == TypeDeploy && NotAuto(s.Properties) || s.If != "" || s.Timeout != "" {
 			return true
 		}
 	}
@@ -125,10 +147,10 @@ func Steps(wf *v1beta1.Workflow) ([]Step, error) {
 		switch s.Type {
 		case TypeDeploy:
 			deploys++
-			out = append(out, Step{Name: DeployStepName(s.Name, deploys), Type: TypeDeploy, Approve: NotAuto(s.Properties)})
+			out = append(out, Step{Name: DeployStepName(s.Name, deploys), Type: TypeDeploy, Approve: NotAuto(s.Properties), If: s.If})
 		case TypeSuspend:
 			suspends++
-			step := Step{Name: s.Name, Type: TypeSuspend}
+			step := Step{Name: s.Name, Type: TypeSuspend, If: s.If}
 			if step.Name == "" {
 				step.Name = fmt.Sprintf("%s-%d", TypeSuspend, suspends)
 			}
@@ -164,7 +186,66 @@ func Steps(wf *v1beta1.Workflow) ([]Step, error) {
 		}
 		seen[s.Name] = true
 	}
+	for i, s := range wf.Steps {
+		if s.Timeout != "" {
+			d, err := time.ParseDuration(s.Timeout)
+			if err != nil || d <= 0 {
+				return nil, fmt.Errorf("step %q: timeout %q: want a positive duration like 30s or 5m", out[i].Name, s.Timeout)
+			}
+			out[i].Timeout = d
+		}
+	}
+	// A condition must evaluate to a boolean over the steps' status
+	// (here, before any has run): a typo in a step name is refused now,
+	// not found when the step is reached.
+	pending := &v1beta1.WorkflowStatus{}
+	for _, s := range out {
+		pending.Steps = append(pending.Steps, v1beta1.WorkflowStepStatus{StepStatus: v1beta1.StepStatus{Name: s.Name, Phase: StepPending}})
+	}
+	for _, s := range out {
+		if _, err := s.runs(pending, false); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// runs evaluates the step's condition over the run's status: with no if,
+// the step runs when no earlier step failed (failed says whether one
+// did), as in KubeVela.
+func (s Step) runs(st *v1beta1.WorkflowStatus, failed bool) (bool, error) {
+	switch s.If {
+	case "":
+		return !failed, nil
+	case IfAlways:
+		return true, nil
+	}
+	ok, err := evalIf(s.If, st)
+	if err != nil {
+		return false, fmt.Errorf("step %q: if %q: %v (Steward reads always and CUE over status.<step>.phase, succeeded, failed, skipped, timeout, reason and message; inputs are not supported)", s.Name, s.If, err)
+	}
+	return ok, nil
+}
+
+// evalIf evaluates a KubeVela if expression: CUE, where status.<step>
+// holds each step's phase, reason and message and the booleans succeeded,
+// failed, skipped and timeout.
+func evalIf(expr string, st *v1beta1.WorkflowStatus) (bool, error) {
+	fields := make(map[string]any, len(st.Steps))
+	for _, ss := range st.Steps {
+		fields[ss.Name] = map[string]any{
+			"phase": ss.Phase, "reason": ss.Reason, "message": ss.Message,
+			"succeeded": ss.Phase == StepSucceeded, "failed": ss.Phase == StepFailed,
+			"skipped": ss.Phase == StepSkipped, "timeout": ss.Phase == StepFailed && ss.Reason == ReasonTimeout,
+		}
+	}
+	ctx := cuecontext.New()
+	scope := ctx.Encode(map[string]any{"status": fields})
+	v := ctx.CompileString(expr, cue.Scope(scope))
+	if err := v.Err(); err != nil {
+		return false, err
+	}
+	return v.Bool()
 }
 
 // Run is one pass over a gated workflow.
@@ -177,8 +258,9 @@ type Run struct {
 	// current is the deploy step this pass runs for the first time (or
 	// again, not yet succeeded); -1 for none.
 	current int
-	// Requeue is when a suspend step with a duration resumes by itself;
-	// zero when nothing waits for time.
+	// Requeue is when the run must be looked at again: a suspend step's
+	// duration ends, or a step's timeout passes; zero when nothing waits
+	// for time.
 	Requeue time.Duration
 	// Next is true when a step finished and the next one can run at once.
 	Next bool
@@ -189,17 +271,20 @@ type Run struct {
 
 // Advance starts the pass of revision: from the status of the run so far
 // (prev, nil for none; a run of another revision starts over), it moves
-// past suspend steps that were resumed or whose duration elapsed and
+// past suspend steps that were resumed or whose duration elapsed, skips
+// steps whose condition is false, fails steps whose timeout passed, and
 // reaches, at most, one deploy step that has not succeeded yet.
 func Advance(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now time.Time) *Run {
 	st, started := restart(steps, prev, revision, now)
 	r := &Run{steps: steps, Status: st, Reached: map[string]bool{}, current: -1, Started: started}
-	if st.Finished {
-		for _, s := range steps {
-			if s.Type == TypeDeploy {
-				r.Reached[s.Name] = true
-			}
+	for i, s := range steps {
+		// What a deploy step that ran applied is kept; a skipped step,
+		// or one not reached, delivers nothing.
+		if ss := st.Steps[i]; s.Type == TypeDeploy && (ss.Phase == StepSucceeded || ss.Phase == StepFailed && ss.Reason == ReasonTimeout) {
+			r.Reached[s.Name] = true
 		}
+	}
+	if st.Finished {
 		return r
 	}
 	t := metav1.NewTime(now)
@@ -208,28 +293,74 @@ func Advance(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now ti
 		st.SuspendState = ""
 	}
 	manual := st.Suspend && st.SuspendState == SuspendStateManual
+	failed := false
 	for i, s := range steps {
 		ss := &st.Steps[i]
-		if ss.Phase == StepSucceeded {
-			if s.Type == TypeDeploy {
-				r.Reached[s.Name] = true
-			}
+		switch ss.Phase {
+		case StepSucceeded, StepSkipped:
+			continue
+		case StepFailed:
+			failed = true
 			continue
 		}
 		if st.Terminated {
 			st.Phase, st.Message = PhaseTerminated, "the workflow was terminated; restart it to run the remaining steps"
 			return r
 		}
+		if ss.Phase == StepPending && !(st.Suspend && s.Type == TypeDeploy && !s.Approve) {
+			// A step's condition is read when it is reached.
+			run, err := s.runs(st, failed)
+			if err != nil {
+				ss.Phase, ss.Reason, ss.Message, ss.FirstExecuteTime, ss.LastExecuteTime = StepFailed, ReasonCondition, err.Error(), t, t
+				failed = true
+				continue
+			}
+			if !run {
+				ss.Phase, ss.FirstExecuteTime, ss.LastExecuteTime = StepSkipped, t, t
+				continue
+			}
+		}
+		// A suspend step's timeout counts from when it was reached, a
+		// deploy step's from when it started deploying (after its
+		// approval, with auto: false).
+		started := ss.FirstExecuteTime
+		if s.Type == TypeDeploy {
+			started = metav1.Time{}
+			if ss.Phase == StepRunning {
+				started = ss.LastExecuteTime
+			}
+		}
+		if s.Timeout > 0 && !started.IsZero() {
+			left := started.Add(s.Timeout).Sub(now)
+			if left <= 0 {
+				if ss.Phase == StepSuspending && !manual {
+					// The step held the run; the run goes on without it.
+					st.Suspend = false
+				}
+				ss.Phase, ss.Reason, ss.LastExecuteTime = StepFailed, ReasonTimeout, t
+				ss.Message = fmt.Sprintf("the step did not succeed within its timeout (%s)", s.Timeout)
+				if s.Type == TypeDeploy {
+					// It was deploying: what it applied stays kept.
+					r.Reached[s.Name] = true
+				}
+				failed = true
+				continue
+			}
+			r.wake(left)
+		}
 		switch s.Type {
 		case TypeSuspend:
 			if ss.FirstExecuteTime.IsZero() {
 				ss.FirstExecuteTime = t
+				if s.Timeout > 0 {
+					r.wake(s.Timeout)
+				}
 			}
 			resumed := !st.Suspend && (ss.Phase == StepSuspending || ss.Phase == StepRunning)
 			if s.Duration > 0 && !resumed && !manual {
 				// Only a resume ends a suspension by hand.
 				if left := ss.FirstExecuteTime.Add(s.Duration).Sub(now); left > 0 {
-					r.Requeue = left
+					r.wake(left)
 				} else {
 					resumed, st.Suspend = true, false
 				}
@@ -279,6 +410,9 @@ func Advance(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now ti
 			}
 			if ss.Phase != StepRunning {
 				ss.LastExecuteTime = t
+				if s.Timeout > 0 {
+					r.wake(s.Timeout)
+				}
 			}
 			ss.Phase = StepRunning
 			r.Reached[s.Name] = true
@@ -286,8 +420,15 @@ func Advance(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now ti
 			return r
 		}
 	}
-	finish(st, now)
+	end(st, now)
 	return r
+}
+
+// wake asks for a pass within d.
+func (r *Run) wake(d time.Duration) {
+	if r.Requeue == 0 || d < r.Requeue {
+		r.Requeue = d
+	}
 }
 
 // Dispatching names the deploy step this pass runs for the first time or
@@ -301,7 +442,8 @@ func (r *Run) Dispatching() string {
 }
 
 // Finish records the outcome of the pass for the deploy step it ran:
-// done is true when every object of the step was applied.
+// done is true when every object of the step was applied and every
+// component it delivers is healthy.
 func (r *Run) Finish(done bool, message string, now time.Time) {
 	if r.current < 0 {
 		return
@@ -314,17 +456,34 @@ func (r *Run) Finish(done bool, message string, now time.Time) {
 	ss.Phase, ss.Message, ss.LastExecuteTime = StepSucceeded, "", metav1.NewTime(now)
 	r.Next = true
 	for i := r.current + 1; i < len(r.steps); i++ {
-		if r.Status.Steps[i].Phase != StepSucceeded {
+		switch r.Status.Steps[i].Phase {
+		case StepSucceeded, StepFailed, StepSkipped:
+		default:
+			// The next pass reads its condition and runs it.
 			return
 		}
 	}
-	finish(r.Status, now)
+	end(r.Status, now)
 	r.Next = false
 }
 
-func finish(st *v1beta1.WorkflowStatus, now time.Time) {
-	st.Finished, st.Suspend = true, false
+// Succeeded reports whether the run finished without a failed step.
+func (r *Run) Succeeded() bool {
+	return r != nil && r.Status.Finished && r.Status.Phase == PhaseSucceeded
+}
+
+// end finishes the run: succeeded, or, when a step failed, failed and
+// terminated, as KubeVela ends it.
+func end(st *v1beta1.WorkflowStatus, now time.Time) {
+	st.Finished, st.Suspend, st.SuspendState = true, false, ""
 	st.Phase, st.Message = PhaseSucceeded, ""
+	for _, ss := range st.Steps {
+		if ss.Phase == StepFailed {
+			st.Phase, st.Terminated = PhaseFailed, true
+			st.Message = fmt.Sprintf("step %q failed: %s", ss.Name, ss.Message)
+			break
+		}
+	}
 	if st.EndTime.IsZero() {
 		st.EndTime = metav1.NewTime(now)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 )
@@ -278,5 +279,113 @@ func TestAdvance_AutoFalsePausesBeforeTheStep(t *testing.T) {
 	}
 	if Gated(&v1beta1.Workflow{Steps: []v1beta1.WorkflowStep{{WorkflowStepBase: v1beta1.WorkflowStepBase{Type: TypeDeploy, Properties: &runtime.RawExtension{Raw: []byte(`{"auto":true}`)}}}}}) {
 		t.Error("auto: true gates the workflow")
+	}
+}
+
+func stepsOf(t *testing.T, wf string) []Step {
+	t.Helper()
+	w := &v1beta1.Workflow{}
+	if err := yaml.Unmarshal([]byte(wf), w); err != nil {
+		t.Fatal(err)
+	}
+	if !Gated(w) {
+		t.Fatalf("not gated: %s", wf)
+	}
+	steps, err := Steps(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return steps
+}
+
+// A deploy step that does not succeed within its timeout fails with
+// reason Timeout; a step whose if reads that runs, a step without if is
+// skipped, and the run ends failed and terminated, as KubeVela ends it.
+func TestAdvance_ATimeoutFailsTheStepAndIfDecidesWhatRuns(t *testing.T) {
+	steps := stepsOf(t, `{steps: [
+  {name: staging, type: deploy, timeout: 1m},
+  {name: fallback, type: deploy, if: "status.staging.timeout"},
+  {name: prod, type: deploy},
+  {name: report, type: deploy, if: always}]}`)
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	r := Advance(steps, nil, "v1", now)
+	if r.Dispatching() != "staging" || r.Requeue != time.Minute {
+		t.Fatalf("first pass: dispatching %q, requeue %v", r.Dispatching(), r.Requeue)
+	}
+	r.Finish(false, "waiting for health", now)
+	r = Advance(steps, r.Status, "v1", now.Add(40*time.Second))
+	if r.Dispatching() != "staging" || r.Requeue != 20*time.Second {
+		t.Fatalf("before the timeout: dispatching %q, requeue %v", r.Dispatching(), r.Requeue)
+	}
+	r.Finish(false, "waiting for health", now)
+
+	r = Advance(steps, r.Status, "v1", now.Add(61*time.Second))
+	st := r.Status.Steps[0]
+	if st.Phase != StepFailed || st.Reason != ReasonTimeout || r.Dispatching() != "fallback" || !r.Reached["staging"] {
+		t.Fatalf("after the timeout: staging %+v, dispatching %q, reached %v", st, r.Dispatching(), r.Reached)
+	}
+	r.Finish(true, "", now.Add(61*time.Second))
+	if r.Status.Finished || !r.Next {
+		t.Fatalf("the run ended before its last steps: %+v", r.Status)
+	}
+	r = Advance(steps, r.Status, "v1", now.Add(62*time.Second))
+	if got := phases(r.Status); !equal(got, []string{StepFailed, StepSucceeded, StepSkipped, StepRunning}) || r.Dispatching() != "report" {
+		t.Fatalf("phases %v, dispatching %q", got, r.Dispatching())
+	}
+	r.Finish(true, "", now.Add(62*time.Second))
+	w := r.Status
+	if !w.Finished || !w.Terminated || w.Phase != PhaseFailed || r.Succeeded() || r.Next {
+		t.Fatalf("the run: %+v", w)
+	}
+	// A finished run reaches what ran, not what was skipped.
+	r = Advance(steps, w, "v1", now.Add(time.Hour))
+	if !r.Reached["staging"] || !r.Reached["fallback"] || r.Reached["prod"] || !r.Reached["report"] {
+		t.Fatalf("reached %v", r.Reached)
+	}
+}
+
+// A suspend step that is not resumed within its timeout fails: the run
+// goes on without it, and only steps whose if allows it run.
+func TestAdvance_ASuspendTimesOut(t *testing.T) {
+	steps := stepsOf(t, `{steps: [
+  {name: staging, type: deploy},
+  {name: approve, type: suspend, timeout: 30s},
+  {name: prod, type: deploy},
+  {name: cleanup, type: deploy, if: 'status.approve.failed && !status.prod.succeeded'}]}`)
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	r := pass(steps, nil, "v1", now)
+	r = pass(steps, r.Status, "v1", now.Add(time.Second))
+	if !r.Status.Suspend || r.Requeue != 30*time.Second {
+		t.Fatalf("at the gate: %+v, requeue %v", r.Status, r.Requeue)
+	}
+	r = Advance(steps, r.Status, "v1", now.Add(32*time.Second))
+	if r.Status.Suspend || r.Dispatching() != "cleanup" || r.Reached["prod"] {
+		t.Fatalf("after the timeout: %+v, dispatching %q", r.Status, r.Dispatching())
+	}
+	if got := phases(r.Status); !equal(got, []string{StepSucceeded, StepFailed, StepSkipped, StepRunning}) {
+		t.Fatalf("phases %v", got)
+	}
+}
+
+// An auto: false step's timeout counts from its approval: the approval
+// wait does not fail it, and a step failed before it ran is not reached.
+func TestAdvance_AutoFalseTimeoutCountsFromTheApproval(t *testing.T) {
+	steps := stepsOf(t, `{steps: [{name: staging, type: deploy}, {name: prod, type: deploy, timeout: 1m, properties: {auto: false}}]}`)
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	r := pass(steps, nil, "v1", now)
+	r = pass(steps, r.Status, "v1", now.Add(time.Second))
+	r = Advance(steps, r.Status, "v1", now.Add(time.Hour))
+	if !r.Status.Suspend || r.Status.Steps[1].Phase != StepSuspending || r.Reached["prod"] {
+		t.Fatalf("an hour waiting for approval: %+v", r.Status)
+	}
+	st := r.Status.DeepCopy()
+	st.Suspend = false
+	r = Advance(steps, st, "v1", now.Add(2*time.Hour))
+	if r.Dispatching() != "prod" || r.Requeue != time.Minute {
+		t.Fatalf("approved: dispatching %q, requeue %v", r.Dispatching(), r.Requeue)
+	}
+	r = Advance(steps, r.Status, "v1", now.Add(2*time.Hour+2*time.Minute))
+	if r.Status.Steps[1].Phase != StepFailed || !r.Reached["prod"] || !r.Status.Terminated {
+		t.Fatalf("after its timeout: %+v, reached %v", r.Status, r.Reached)
 	}
 }
