@@ -72,9 +72,11 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err er
 		}
 	}()
 	// Objects of workflow steps not reached yet are left as they are, and
-	// their clusters are not even reached for them.
+	// their clusters are not even reached for them: also when the new
+	// render's root entries were recorded and its version was not (no run
+	// yet, recordErr).
 	applicable := all
-	if s.flow != nil || s.flowErr != nil {
+	if s.flow != nil || s.flowErr != nil || s.recordErr != nil {
 		applicable = slices.DeleteFunc(slices.Clone(all), func(e v1beta1.ManagedResource) bool {
 			if s.gatedEntry(e) {
 				s.keep.gated++

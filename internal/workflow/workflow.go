@@ -1,12 +1,14 @@
 // Package workflow runs the gates of an Application's workflow: deploy
-// steps one after another, and suspend steps between them that wait until
-// the workflow is resumed (or for their duration). It is pure: given the
+// steps one after another, suspend steps between them that wait until
+// the workflow is resumed (or for their duration), deploy steps with
+// auto: false, and the steps' if conditions and timeouts. It is pure:
+// given the
 // steps, the status of the run so far and the time, Advance says which
 // deploy steps a pass may apply, and Finish records what the pass
 // achieved, in KubeVela's status.workflow shape.
 //
-// Only workflows with a gate (a suspend step, or a deploy step with
-// auto: false) are run here (Gated); any other
+// Only workflows with a gate (a suspend step, a deploy step with auto:
+// false, a step with if or timeout) are run here (Gated); any other
 // workflow is delivered in one pass, as before.
 package workflow
 
@@ -320,44 +322,15 @@ func Advance(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now ti
 				continue
 			}
 		}
-		// A suspend step's timeout counts from when it was reached, a
-		// deploy step's from when it started deploying (after its
-		// approval, with auto: false).
-		started := ss.FirstExecuteTime
-		if s.Type == TypeDeploy {
-			started = metav1.Time{}
-			if ss.Phase == StepRunning {
-				started = ss.LastExecuteTime
-			}
-		}
-		if s.Timeout > 0 && !started.IsZero() {
-			left := started.Add(s.Timeout).Sub(now)
-			if left <= 0 {
-				if ss.Phase == StepSuspending && !manual {
-					// The step held the run; the run goes on without it.
-					st.Suspend = false
-				}
-				ss.Phase, ss.Reason, ss.LastExecuteTime = StepFailed, ReasonTimeout, t
-				ss.Message = fmt.Sprintf("the step did not succeed within its timeout (%s)", s.Timeout)
-				if s.Type == TypeDeploy {
-					// It was deploying: what it applied stays kept.
-					r.Reached[s.Name] = true
-				}
-				failed = true
-				continue
-			}
-			r.wake(left)
-		}
 		switch s.Type {
 		case TypeSuspend:
 			if ss.FirstExecuteTime.IsZero() {
 				ss.FirstExecuteTime = t
-				if s.Timeout > 0 {
-					r.wake(s.Timeout)
-				}
 			}
+			// A resume, or a duration that ends before the timeout, ends
+			// the wait, however late this pass runs.
 			resumed := !st.Suspend && (ss.Phase == StepSuspending || ss.Phase == StepRunning)
-			if s.Duration > 0 && !resumed && !manual {
+			if s.Duration > 0 && !resumed && !manual && (s.Timeout == 0 || s.Duration < s.Timeout) {
 				// Only a resume ends a suspension by hand.
 				if left := ss.FirstExecuteTime.Add(s.Duration).Sub(now); left > 0 {
 					r.wake(left)
@@ -369,6 +342,16 @@ func Advance(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now ti
 				ss.Phase, ss.Message, ss.LastExecuteTime = StepSucceeded, "", t
 				continue
 			}
+			// Its timeout counts from when it was reached: an approval
+			// not given in time fails it.
+			if r.timedOut(s, ss, ss.FirstExecuteTime, now) {
+				if !manual {
+					// The step held the run; the run goes on without it.
+					st.Suspend = false
+				}
+				failed = true
+				continue
+			}
 			if ss.Phase != StepSuspending {
 				ss.LastExecuteTime = t
 			}
@@ -378,26 +361,32 @@ func Advance(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now ti
 			st.Message = fmt.Sprintf("suspended at step %q", s.Name)
 			if manual {
 				st.Message += " (suspended by hand: only a resume goes on)"
-				r.Requeue = 0
 			}
 			return r
 		case TypeDeploy:
-			if s.Approve && ss.Phase != StepRunning {
+			if s.Approve && (ss.Phase != StepRunning || ss.Message == approvalMessage) {
 				// auto: false: the step waits for a resume, as a
-				// suspend step before it would.
+				// suspend step before it would. vela workflow resume
+				// marks it running; its message still says it waits.
 				if ss.FirstExecuteTime.IsZero() {
 					ss.FirstExecuteTime = t
 				}
-				if resumed := !st.Suspend && ss.Phase == StepSuspending; !resumed {
+				if resumed := !st.Suspend && (ss.Phase == StepSuspending || ss.Phase == StepRunning); !resumed {
 					if ss.Phase != StepSuspending {
 						ss.LastExecuteTime = t
 					}
-					ss.Phase, ss.Message = StepSuspending, "waiting for approval (auto: false)"
+					ss.Phase, ss.Message = StepSuspending, approvalMessage
 					st.Suspend, st.Phase = true, PhaseSuspending
 					st.Message = fmt.Sprintf("suspended before step %q (auto: false)", s.Name)
 					return r
 				}
-				ss.Message = ""
+				// Approved: it starts deploying in this pass.
+				ss.Phase, ss.Message = StepPending, ""
+			}
+			// Its timeout counts from when it started deploying.
+			if ss.Phase == StepRunning && r.timedOut(s, ss, ss.LastExecuteTime, now) {
+				failed = true
+				continue
 			}
 			if st.Suspend && ss.Phase != StepRunning {
 				// Suspended by hand (vela or steward workflow suspend)
@@ -422,6 +411,29 @@ func Advance(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now ti
 	}
 	end(st, now)
 	return r
+}
+
+// approvalMessage is the message of a deploy step with auto: false while
+// it waits for its approval.
+const approvalMessage = "waiting for approval (auto: false)"
+
+// timedOut fails the step when its timeout passed since started, and
+// otherwise asks for a pass when it will. A deploy step that times out
+// was deploying: what it applied stays kept.
+func (r *Run) timedOut(s Step, ss *v1beta1.WorkflowStepStatus, started metav1.Time, now time.Time) bool {
+	if s.Timeout <= 0 || started.IsZero() {
+		return false
+	}
+	if left := started.Add(s.Timeout).Sub(now); left > 0 {
+		r.wake(left)
+		return false
+	}
+	ss.Phase, ss.Reason, ss.LastExecuteTime = StepFailed, ReasonTimeout, metav1.NewTime(now)
+	ss.Message = fmt.Sprintf("the step did not succeed within its timeout (%s)", s.Timeout)
+	if s.Type == TypeDeploy {
+		r.Reached[s.Name] = true
+	}
+	return true
 }
 
 // wake asks for a pass within d.

@@ -389,3 +389,51 @@ func TestAdvance_AutoFalseTimeoutCountsFromTheApproval(t *testing.T) {
 		t.Fatalf("after its timeout: %+v, reached %v", r.Status, r.Reached)
 	}
 }
+
+// An auto: false step resumed as vela does (suspend false, the step
+// marked running) starts deploying then: its timeout counts from there.
+func TestAdvance_AutoFalseResumedByVelaStartsItsTimeoutThen(t *testing.T) {
+	steps := stepsOf(t, `{steps: [{name: staging, type: deploy}, {name: prod, type: deploy, timeout: 10m, properties: {auto: false}}]}`)
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	r := pass(steps, nil, "v1", now)
+	r = pass(steps, r.Status, "v1", now.Add(time.Second))
+	st := r.Status.DeepCopy()
+	st.Suspend, st.Steps[1].Phase = false, StepRunning
+	at := now.Add(time.Hour)
+	r = Advance(steps, st, "v1", at)
+	ss := r.Status.Steps[1]
+	if r.Dispatching() != "prod" || ss.Phase != StepRunning || ss.Message != "" || !ss.LastExecuteTime.Time.Equal(at) || r.Requeue != 10*time.Minute {
+		t.Fatalf("resumed by vela an hour later: %+v, requeue %v", ss, r.Requeue)
+	}
+	r.Finish(false, "waiting", at)
+	if r = Advance(steps, r.Status, "v1", at.Add(5*time.Minute)); r.Status.Steps[1].Phase != StepRunning || r.Requeue != 5*time.Minute {
+		t.Fatalf("5 minutes after the approval: %+v, requeue %v", r.Status.Steps[1], r.Requeue)
+	}
+}
+
+// A suspend step ended by its duration, or resumed, before its timeout
+// succeeds, even when the pass that sees it runs after the timeout; a
+// run suspended by hand still wakes for a suspend step's timeout.
+func TestAdvance_ASuspendEndedBeforeItsTimeoutSucceeds(t *testing.T) {
+	steps := stepsOf(t, `{steps: [{name: staging, type: deploy}, {name: wait, type: suspend, timeout: 10m, properties: {duration: 5m}}, {name: prod, type: deploy}]}`)
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	r := pass(steps, nil, "v1", now)
+	r = pass(steps, r.Status, "v1", now.Add(time.Second))
+	if r.Requeue != 5*time.Minute {
+		t.Fatalf("at the wait: requeue %v, want the duration", r.Requeue)
+	}
+	held := r.Status
+	if late := Advance(steps, held, "v1", now.Add(11*time.Minute)); late.Status.Steps[1].Phase != StepSucceeded || late.Dispatching() != "prod" {
+		t.Fatalf("a late pass: %+v", late.Status.Steps[1])
+	}
+	resumed := held.DeepCopy()
+	resumed.Suspend = false
+	if late := Advance(steps, resumed, "v1", now.Add(11*time.Minute)); late.Status.Steps[1].Phase != StepSucceeded {
+		t.Fatalf("resumed, seen late: %+v", late.Status.Steps[1])
+	}
+	manual := held.DeepCopy()
+	manual.SuspendState = SuspendStateManual
+	if r := Advance(steps, manual, "v1", now.Add(2*time.Minute)); r.Requeue != 8*time.Minute+time.Second || !r.Status.Suspend {
+		t.Fatalf("suspended by hand: requeue %v, want the timeout's", r.Requeue)
+	}
+}
