@@ -57,7 +57,7 @@ func (r *ApplicationReconciler) advanceWorkflow(ctx context.Context, s *scope) e
 func checkRecordedSteps(rt *v1beta1.ResourceTracker, steps []workflow.Step) error {
 	deploys := map[string]bool{}
 	for _, st := range steps {
-		if st.Type == workflow.TypeDeploy {
+		if st.Delivers() {
 			deploys[st.Name] = true
 		}
 	}

@@ -411,3 +411,43 @@ spec:
 		t.Fatalf("the restarted run: %+v", w)
 	}
 }
+
+// apply-component steps deliver one component each, one after another:
+// the next runs once the component before it is healthy, as in KubeVela.
+func TestWorkflow_ApplyComponentStepsWaitForHealth(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, `metadata: {name: seq}
+spec:
+  components:
+    - {name: api, type: test-healthy, properties: {image: nginx}}
+    - {name: cfg, type: test-config, properties: {name: cfg, data: {v: "1"}}}
+  workflow:
+    steps:
+      - {name: apply-api, type: apply-component, properties: {component: api}}
+      - {name: apply-cfg, type: apply-component, properties: {component: cfg, cluster: local}}
+`)
+	eventually(t, 30*time.Second, "api applied, its step waiting for health", func() error {
+		if _, err := getDeployment(t, ns, "api"); err != nil {
+			return err
+		}
+		w := getApp(t, ns, "seq").Status.Workflow
+		if w == nil || len(w.Steps) != 2 || w.Steps[0].Type != "apply-component" || w.Steps[0].Phase != workflow.StepRunning ||
+			!strings.Contains(w.Steps[0].Message, "waiting for components to become healthy: api") {
+			return fmt.Errorf("workflow %+v", w)
+		}
+		return nil
+	})
+	time.Sleep(4 * time.Second)
+	if configMapExists(t, ns, "cfg") {
+		t.Fatal("the second step ran before the first component was healthy")
+	}
+	setReady(t, ns, "api")
+	app := waitReady(t, ns, "seq")
+	if !configMapExists(t, ns, "cfg") {
+		t.Fatal("the second step did not deliver its component")
+	}
+	if w := app.Status.Workflow; !w.Finished || w.Steps[1].Phase != workflow.StepSucceeded {
+		t.Fatalf("workflow %+v", w)
+	}
+}

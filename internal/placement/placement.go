@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/workflow"
 )
 
 // Policy and workflow step types placement reads.
@@ -14,6 +17,8 @@ const (
 	TypeOverride = "override"
 	// StepDeploy is the workflow step that delivers components.
 	StepDeploy = "deploy"
+	// StepApplyComponent delivers one component to one cluster.
+	StepApplyComponent = workflow.TypeApplyComponent
 	// DefaultParallelism is a deploy step's parallelism when unset.
 	DefaultParallelism = 5
 	// implicitStep names the step used when the workflow has no deploy step.
@@ -112,10 +117,21 @@ func Resolve(app *v1beta1.Application, clusters []cluster.Cluster) ([]Step, erro
 		return []Step{step}, nil
 	}
 	steps := make([]Step, 0, len(deploys))
-	for i, ws := range deploys {
+	deployN, applyN := 0, 0
+	for _, ws := range deploys {
+		if ws.Type == StepApplyComponent {
+			applyN++
+			step, err := resolveApplyComponent(workflow.ApplyComponentStepName(ws.Name, applyN), ws, app, known)
+			if err != nil {
+				return nil, err
+			}
+			steps = append(steps, step)
+			continue
+		}
+		deployN++
 		name := ws.Name
 		if name == "" {
-			name = fmt.Sprintf("%s-%d", StepDeploy, i+1)
+			name = fmt.Sprintf("%s-%d", StepDeploy, deployN)
 		}
 		props, err := parseDeploy(name, ws)
 		if err != nil {
@@ -138,15 +154,15 @@ func Resolve(app *v1beta1.Application, clusters []cluster.Cluster) ([]Step, erro
 	return steps, nil
 }
 
-// deploySteps returns the deploy steps of a workflow in order, looking into
-// step groups.
+// deploySteps returns the steps of a workflow that deliver, in order:
+// deploy steps, looking into step groups, and apply-component steps.
 func deploySteps(wf *v1beta1.Workflow) []v1beta1.WorkflowStepBase {
 	if wf == nil {
 		return nil
 	}
 	var out []v1beta1.WorkflowStepBase
 	for _, s := range wf.Steps {
-		if s.Type == StepDeploy {
+		if s.Type == StepDeploy || s.Type == StepApplyComponent {
 			out = append(out, s.WorkflowStepBase)
 		}
 		for _, sub := range s.SubSteps {
@@ -167,6 +183,42 @@ func parseDeploy(name string, ws v1beta1.WorkflowStepBase) (deployProperties, er
 		return props, fmt.Errorf("deploy step %q: properties: %w", name, err)
 	}
 	return props, nil
+}
+
+// applyComponentProperties are an apply-component step's properties.
+type applyComponentProperties struct {
+	Component string `json:"component"`
+	Cluster   string `json:"cluster,omitempty"`
+}
+
+// resolveApplyComponent places an apply-component step: its component, in
+// the Application's namespace of its cluster (the hub by default), as a
+// deploy step with a topology of that cluster and an override selecting
+// the component would.
+func resolveApplyComponent(name string, ws v1beta1.WorkflowStepBase, app *v1beta1.Application, known registered) (Step, error) {
+	var props applyComponentProperties
+	if ws.Properties != nil && len(ws.Properties.Raw) > 0 {
+		if err := json.Unmarshal(ws.Properties.Raw, &props); err != nil {
+			return Step{}, &InvalidWorkflowError{Err: fmt.Errorf("step %q: properties: %w", name, err)}
+		}
+	}
+	found := false
+	for _, c := range app.Spec.Components {
+		found = found || c.Name == props.Component
+	}
+	if !found {
+		return Step{}, &InvalidWorkflowError{Err: fmt.Errorf("step %q: component %q is not one of spec.components", name, props.Component)}
+	}
+	target := props.Cluster
+	if target == "" {
+		target = cluster.Local
+	}
+	topology, _ := json.Marshal(map[string]any{"clusters": []string{target}})
+	selector, _ := json.Marshal(map[string]any{"selector": []string{props.Component}})
+	return resolveStep(name, []v1beta1.AppPolicy{
+		{Name: name + "-cluster", Type: TypeTopology, Properties: &runtime.RawExtension{Raw: topology}},
+		{Name: name + "-component", Type: TypeOverride, Properties: &runtime.RawExtension{Raw: selector}},
+	}, DefaultParallelism, known)
 }
 
 // selectPolicies returns the policies a deploy step names, in its order,

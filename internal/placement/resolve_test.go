@@ -137,6 +137,24 @@ func TestResolve(t *testing.T) {
 			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "notify", Type: "notification"}}),
 		wantErr: `workflow step "notify": step type "notification" is not supported`,
 	}, {
+		name: "apply-component steps: the component, to the hub or the cluster named, beside deploy steps",
+		app: app(nil,
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "web-hub", Type: StepApplyComponent, Properties: raw(`{"component": "web"}`)}},
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Type: StepApplyComponent, Properties: raw(`{"component": "web", "cluster": "eu-1"}`)}},
+			deploy("", `{"inlinePolicies": [{"type": "topology", "properties": {"clusters": ["us-1"]}}]}`),
+		),
+		want: []string{"web-hub: local | web-hub-component", "apply-component-2: eu-1 | apply-component-2-component", "deploy-1: us-1 | "},
+	}, {
+		name: "apply-component of a component the application does not have",
+		app: app(nil,
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "db", Type: StepApplyComponent, Properties: raw(`{"component": "db"}`)}}),
+		wantErr: `step "db": component "db" is not one of spec.components`,
+	}, {
+		name: "apply-component to a cluster that is not registered",
+		app: app(nil,
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "web", Type: StepApplyComponent, Properties: raw(`{"component": "web", "cluster": "eu-9"}`)}}),
+		wantErr: `cluster "eu-9" is not registered`,
+	}, {
 		name:    "unregistered cluster",
 		app:     app([]v1beta1.AppPolicy{pol("prod", TypeTopology, `{"clusters": ["eu-9"]}`)}),
 		wantErr: `topology policy "prod": cluster "eu-9" is not registered (registered: local, eu-1, eu-2, us-1)`,

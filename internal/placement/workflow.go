@@ -27,7 +27,7 @@ func (e *UnsupportedError) Error() string {
 	if e.Step != "" {
 		where = fmt.Sprintf("workflow step %q", e.Step)
 	}
-	return fmt.Sprintf("%s: %s is not supported by Steward, which runs deploy steps and suspend steps between them; nothing of this version is applied. Remove it, or see docs/workflow.md", where, e.What)
+	return fmt.Sprintf("%s: %s is not supported by Steward, which runs deploy, apply-component and suspend steps; nothing of this version is applied. Remove it, or see docs/workflow.md", where, e.What)
 }
 
 // CheckWorkflow refuses a workflow with an instruction Steward would not
@@ -45,10 +45,10 @@ func CheckWorkflow(wf *v1beta1.Workflow) error {
 	gated, grouped, deploys := workflow.Gated(wf), false, false
 	for _, s := range wf.Steps {
 		grouped = grouped || s.Type == "step-group"
-		deploys = deploys || s.Type == StepDeploy
+		deploys = deploys || s.Type == StepDeploy || s.Type == StepApplyComponent
 	}
 	if gated && grouped {
-		return &UnsupportedError{What: "a step-group in a workflow with suspend steps, auto: false, if or timeout (they run between top-level steps)"}
+		return &UnsupportedError{What: "a step-group in a workflow with suspend steps, auto: false, if or timeout, or apply-component steps (they run between top-level steps)"}
 	}
 	if gated && !deploys {
 		return &UnsupportedError{What: "a workflow of suspend steps without a deploy step (it would deliver nothing)"}
@@ -77,6 +77,12 @@ func CheckWorkflow(wf *v1beta1.Workflow) error {
 		}
 		if s.Type == StepSuspend {
 			if err := checkSuspend(name, s.WorkflowStepBase); err != nil {
+				return err
+			}
+			continue
+		}
+		if s.Type == StepApplyComponent {
+			if err := checkApplyComponent(name, s.WorkflowStepBase); err != nil {
 				return err
 			}
 			continue
@@ -227,6 +233,37 @@ func checkSuspend(name string, s v1beta1.WorkflowStepBase) error {
 		default:
 			return &UnsupportedError{Step: name, What: fmt.Sprintf("suspend property %q", k)}
 		}
+	}
+	return nil
+}
+
+// checkApplyComponent accepts an apply-component step's properties:
+// component (required) and cluster.
+func checkApplyComponent(name string, s v1beta1.WorkflowStepBase) error {
+	if err := checkStepFields(name, s, true); err != nil {
+		return err
+	}
+	var props map[string]json.RawMessage
+	if s.Properties != nil && len(s.Properties.Raw) > 0 {
+		if err := json.Unmarshal(s.Properties.Raw, &props); err != nil {
+			return &InvalidWorkflowError{Err: fmt.Errorf("step %q: properties: %w", name, err)}
+		}
+	}
+	for k, v := range props {
+		switch k {
+		case "component", "cluster":
+			var str string
+			if err := json.Unmarshal(v, &str); err != nil {
+				return &InvalidWorkflowError{Err: fmt.Errorf("step %q: %s: want a string, got %s", name, k, v)}
+			}
+		default:
+			return &UnsupportedError{Step: name, What: fmt.Sprintf("apply-component property %q", k)}
+		}
+	}
+	var component string
+	_ = json.Unmarshal(props["component"], &component)
+	if component == "" {
+		return &InvalidWorkflowError{Err: fmt.Errorf("step %q: apply-component needs properties.component, the component to apply", name)}
 	}
 	return nil
 }

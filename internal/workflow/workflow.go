@@ -28,8 +28,11 @@ import (
 
 // Step types the gate runs.
 const (
-	TypeDeploy  = "deploy"
-	TypeSuspend = "suspend"
+	TypeDeploy = "deploy"
+	// TypeApplyComponent delivers one component, to one cluster (the
+	// hub by default), as a deploy step of that component would.
+	TypeApplyComponent = "apply-component"
+	TypeSuspend        = "suspend"
 )
 
 // Phases of a run, and of its steps, as KubeVela names them.
@@ -105,14 +108,20 @@ func Decode(recorded string) ([]Step, error) {
 }
 
 // Gated reports whether a workflow has a gate: a suspend step, a deploy
-// step with auto: false, or a step with if or timeout. Only such a workflow records which step
-// delivers each object, and is run step by step.
+// step with auto: false, a step with if or timeout, or an apply-component
+// step. Only such a workflow records which step delivers each object, and
+// is run step by step.
 func Gated(wf *v1beta1.Workflow) bool {
 	if wf == nil {
 		return false
 	}
 	for _, s := range wf.Steps {
 		if s.Type == TypeSuspend || s.Type == TypeDeploy && NotAuto(s.Properties) || s.If != "" || s.Timeout != "" {
+			return true
+		}
+		if s.Type == TypeApplyComponent {
+			// apply-component steps run one by one, each waiting for
+			// its component's health, as in KubeVela.
 			return true
 		}
 	}
@@ -144,12 +153,15 @@ func DeployStepName(name string, n int) string {
 // properties are checked here: duration must parse.
 func Steps(wf *v1beta1.Workflow) ([]Step, error) {
 	var out []Step
-	deploys, suspends := 0, 0
+	deploys, suspends, applies := 0, 0, 0
 	for _, s := range wf.Steps {
 		switch s.Type {
 		case TypeDeploy:
 			deploys++
 			out = append(out, Step{Name: DeployStepName(s.Name, deploys), Type: TypeDeploy, Approve: NotAuto(s.Properties), If: s.If})
+		case TypeApplyComponent:
+			applies++
+			out = append(out, Step{Name: ApplyComponentStepName(s.Name, applies), Type: TypeApplyComponent, If: s.If})
 		case TypeSuspend:
 			suspends++
 			step := Step{Name: s.Name, Type: TypeSuspend, If: s.If}
@@ -178,8 +190,8 @@ func Steps(wf *v1beta1.Workflow) ([]Step, error) {
 			return nil, fmt.Errorf("step %q: type %q is not run in a workflow with suspend steps", s.Name, s.Type)
 		}
 	}
-	if deploys == 0 {
-		return nil, fmt.Errorf("a workflow with suspend steps needs deploy steps: it would deliver nothing")
+	if deploys+applies == 0 {
+		return nil, fmt.Errorf("a workflow with suspend steps needs deploy or apply-component steps: it would deliver nothing")
 	}
 	seen := map[string]bool{}
 	for _, s := range out {
@@ -282,7 +294,7 @@ func Advance(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now ti
 	for i, s := range steps {
 		// What a deploy step that ran applied is kept; a skipped step,
 		// or one not reached, delivers nothing.
-		if ss := st.Steps[i]; s.Type == TypeDeploy && (ss.Phase == StepSucceeded || ss.Phase == StepFailed && ss.Reason == ReasonTimeout) {
+		if ss := st.Steps[i]; s.Delivers() && (ss.Phase == StepSucceeded || ss.Phase == StepFailed && ss.Reason == ReasonTimeout) {
 			r.Reached[s.Name] = true
 		}
 	}
@@ -309,7 +321,7 @@ func Advance(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now ti
 			st.Phase, st.Message = PhaseTerminated, "the workflow was terminated; restart it to run the remaining steps"
 			return r
 		}
-		if ss.Phase == StepPending && !(st.Suspend && s.Type == TypeDeploy && !s.Approve) {
+		if ss.Phase == StepPending && !(st.Suspend && s.Delivers() && !s.Approve) {
 			// A step's condition is read when it is reached.
 			run, err := s.runs(st, failed)
 			if err != nil {
@@ -363,7 +375,7 @@ func Advance(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now ti
 				st.Message += " (suspended by hand: only a resume goes on)"
 			}
 			return r
-		case TypeDeploy:
+		case TypeDeploy, TypeApplyComponent:
 			if s.Approve && (ss.Phase != StepRunning || ss.Message == approvalMessage) {
 				// auto: false: the step waits for a resume, as a
 				// suspend step before it would. vela workflow resume
@@ -430,10 +442,26 @@ func (r *Run) timedOut(s Step, ss *v1beta1.WorkflowStepStatus, started metav1.Ti
 	}
 	ss.Phase, ss.Reason, ss.LastExecuteTime = StepFailed, ReasonTimeout, metav1.NewTime(now)
 	ss.Message = fmt.Sprintf("the step did not succeed within its timeout (%s)", s.Timeout)
-	if s.Type == TypeDeploy {
+	if s.Delivers() {
 		r.Reached[s.Name] = true
 	}
 	return true
+}
+
+// Delivers reports whether the step applies objects: a deploy or an
+// apply-component step. Its objects are recorded under its name.
+func (s Step) Delivers() bool {
+	return s.Type == TypeDeploy || s.Type == TypeApplyComponent
+}
+
+// ApplyComponentStepName is the name an apply-component step is recorded
+// under: its own, or "apply-component-<n>" (n counts apply-component
+// steps from 1), as placement names it.
+func ApplyComponentStepName(name string, n int) string {
+	if name != "" {
+		return name
+	}
+	return fmt.Sprintf("%s-%d", TypeApplyComponent, n)
 }
 
 // wake asks for a pass within d.
