@@ -451,3 +451,62 @@ spec:
 		t.Fatalf("workflow %+v", w)
 	}
 }
+
+// An apply-object step delivers its raw object, recorded and kept like a
+// component's; the steps after a gate wait as usual, and deleting the
+// Application deletes the object too.
+func TestWorkflow_ApplyObject(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, `metadata: {name: raw}
+spec:
+  components:
+    - {name: cfg, type: test-config, properties: {name: cfg, data: {v: "1"}}}
+  workflow:
+    steps:
+      - name: settings
+        type: apply-object
+        properties:
+          value: {apiVersion: v1, kind: ConfigMap, metadata: {name: settings}, data: {mode: fast}}
+      - {name: approve, type: suspend}
+      - {name: apply-cfg, type: apply-component, properties: {component: cfg}}
+`)
+	eventually(t, 30*time.Second, "the raw object applied, the run at the gate", func() error {
+		w := getApp(t, ns, "raw").Status.Workflow
+		if w == nil || !w.Suspend || w.Steps[0].Phase != workflow.StepSucceeded || w.Steps[0].Type != "apply-object" {
+			return fmt.Errorf("workflow %+v", w)
+		}
+		return nil
+	})
+	cm, err := getConfigMap(t, ns, "settings")
+	if err != nil || cm.Data["mode"] != "fast" || cm.Labels[v1beta1.LabelAppName] != "raw" {
+		t.Fatalf("the raw object: %+v, %v", cm, err)
+	}
+	if configMapExists(t, ns, "cfg") {
+		t.Fatal("the component after the gate was applied before the resume")
+	}
+	// Drift of the raw object is repaired.
+	cm.Data["mode"] = "slow"
+	if err := testClient.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the raw object repaired", func() error {
+		cm, err := getConfigMap(t, ns, "settings")
+		if err != nil || cm.Data["mode"] != "fast" {
+			return errNotYet
+		}
+		return nil
+	})
+	if _, err := cli.WorkflowOp(ctx, testClient, ns, "raw", cli.WorkflowResume); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, ns, "raw")
+	if !configMapExists(t, ns, "cfg") {
+		t.Fatal("the component was not applied after the resume")
+	}
+	deleteApp(t, ns, "raw")
+	if configMapExists(t, ns, "settings") {
+		t.Error("the raw object survived the Application's deletion")
+	}
+}

@@ -37,6 +37,13 @@ func (o Object) Key() tracker.Key {
 
 // Source names what rendered the object, for messages.
 func (o Object) Source() string {
+	if o.Component == "" && o.Step != "" {
+		s := fmt.Sprintf("apply-object step %q", o.Step)
+		if o.Cluster != "" {
+			s += fmt.Sprintf(" in cluster %q", o.Cluster)
+		}
+		return s
+	}
 	s := fmt.Sprintf("component %q", o.Component)
 	if o.Trait != "" {
 		s += fmt.Sprintf(" trait %q", o.Trait)
@@ -94,6 +101,21 @@ func Objects(app *v1beta1.Application, steps []placement.Step, in Input) ([]Obje
 	var out []Object
 	seen := map[tracker.Key]string{}
 	for _, step := range steps {
+		if step.Object != nil {
+			// An apply-object step: its object, no component.
+			for _, p := range step.Placements {
+				o, err := placedObject(app, p, step, in.Namespaced)
+				if err != nil {
+					return nil, err
+				}
+				if first, dup := seen[o.Key()]; dup {
+					return nil, fmt.Errorf("%s renders %s, which %s renders too; each object must come from one place", o.Source(), o.Key(), first)
+				}
+				seen[o.Key()] = o.Source()
+				out = append(out, o)
+			}
+			continue
+		}
 		comps, err := step.Components(app)
 		if err != nil {
 			return nil, &PolicyError{err}
@@ -134,6 +156,38 @@ func Objects(app *v1beta1.Application, steps []placement.Step, in Input) ([]Obje
 		}
 	}
 	return out, nil
+}
+
+// placedObject is an apply-object step's object in its placement, with
+// the ownership labels; without a namespace, a namespaced object goes to
+// the placement's namespace or the Application's.
+func placedObject(app *v1beta1.Application, p placement.Placement, step placement.Step,
+	namespaced func(string, *unstructured.Unstructured) (bool, error)) (Object, error) {
+	o := Object{Cluster: p.Cluster, Step: step.Name, Object: step.Object.DeepCopy()}
+	namespace := p.Namespace
+	if namespace == "" {
+		namespace = app.Namespace
+	}
+	if namespaced != nil {
+		ok, err := namespaced(p.Cluster, o.Object)
+		if err != nil {
+			return Object{}, &ScopeError{fmt.Errorf("%s: %w", o.Source(), err)}
+		}
+		switch {
+		case !ok:
+			o.Object.SetNamespace("")
+		case o.Object.GetNamespace() == "":
+			o.Object.SetNamespace(namespace)
+		}
+	}
+	labels := o.Object.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[v1beta1.LabelAppName] = app.Name
+	labels[v1beta1.LabelAppNamespace] = app.Namespace
+	o.Object.SetLabels(labels)
+	return o, nil
 }
 
 // placed turns the render of one placement into objects carrying the

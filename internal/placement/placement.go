@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/steward-oam/steward/api/v1beta1"
@@ -19,6 +20,8 @@ const (
 	StepDeploy = "deploy"
 	// StepApplyComponent delivers one component to one cluster.
 	StepApplyComponent = workflow.TypeApplyComponent
+	// StepApplyObject delivers one raw object to one cluster.
+	StepApplyObject = workflow.TypeApplyObject
 	// DefaultParallelism is a deploy step's parallelism when unset.
 	DefaultParallelism = 5
 	// implicitStep names the step used when the workflow has no deploy step.
@@ -60,6 +63,9 @@ type Step struct {
 	Overrides []v1beta1.AppPolicy
 	// Parallelism is the step's parallelism property (default 5).
 	Parallelism int
+	// Object, for an apply-object step, is the object it delivers (to
+	// its one placement) instead of the components; nil otherwise.
+	Object *unstructured.Unstructured
 }
 
 // Components returns the components the step delivers: the Application's
@@ -117,8 +123,17 @@ func Resolve(app *v1beta1.Application, clusters []cluster.Cluster) ([]Step, erro
 		return []Step{step}, nil
 	}
 	steps := make([]Step, 0, len(deploys))
-	deployN, applyN := 0, 0
+	deployN, applyN, objectN := 0, 0, 0
 	for _, ws := range deploys {
+		if ws.Type == StepApplyObject {
+			objectN++
+			step, err := resolveApplyObject(workflow.ApplyObjectStepName(ws.Name, objectN), ws, known)
+			if err != nil {
+				return nil, err
+			}
+			steps = append(steps, step)
+			continue
+		}
 		if ws.Type == StepApplyComponent {
 			applyN++
 			step, err := resolveApplyComponent(workflow.ApplyComponentStepName(ws.Name, applyN), ws, app, known)
@@ -162,7 +177,7 @@ func deploySteps(wf *v1beta1.Workflow) []v1beta1.WorkflowStepBase {
 	}
 	var out []v1beta1.WorkflowStepBase
 	for _, s := range wf.Steps {
-		if s.Type == StepDeploy || s.Type == StepApplyComponent {
+		if s.Type == StepDeploy || s.Type == StepApplyComponent || s.Type == StepApplyObject {
 			out = append(out, s.WorkflowStepBase)
 		}
 		for _, sub := range s.SubSteps {
@@ -219,6 +234,41 @@ func resolveApplyComponent(name string, ws v1beta1.WorkflowStepBase, app *v1beta
 		{Name: name + "-cluster", Type: TypeTopology, Properties: &runtime.RawExtension{Raw: topology}},
 		{Name: name + "-component", Type: TypeOverride, Properties: &runtime.RawExtension{Raw: selector}},
 	}, DefaultParallelism, known)
+}
+
+// applyObjectProperties are an apply-object step's properties.
+type applyObjectProperties struct {
+	Value   map[string]any `json:"value"`
+	Cluster string         `json:"cluster,omitempty"`
+}
+
+// resolveApplyObject places an apply-object step: its object, in its
+// cluster (the hub by default); an object without a namespace goes to the
+// Application's, as a component's would.
+func resolveApplyObject(name string, ws v1beta1.WorkflowStepBase, known registered) (Step, error) {
+	var props applyObjectProperties
+	if ws.Properties != nil && len(ws.Properties.Raw) > 0 {
+		if err := json.Unmarshal(ws.Properties.Raw, &props); err != nil {
+			return Step{}, &InvalidWorkflowError{Err: fmt.Errorf("step %q: properties: %w", name, err)}
+		}
+	}
+	obj := &unstructured.Unstructured{Object: props.Value}
+	if props.Value == nil || obj.GetAPIVersion() == "" || obj.GetKind() == "" || obj.GetName() == "" {
+		return Step{}, &InvalidWorkflowError{Err: fmt.Errorf("step %q: apply-object needs properties.value, an object with apiVersion, kind and metadata.name", name)}
+	}
+	target := props.Cluster
+	if target == "" {
+		target = cluster.Local
+	}
+	topology, _ := json.Marshal(map[string]any{"clusters": []string{target}})
+	step, err := resolveStep(name, []v1beta1.AppPolicy{
+		{Name: name + "-cluster", Type: TypeTopology, Properties: &runtime.RawExtension{Raw: topology}},
+	}, DefaultParallelism, known)
+	if err != nil {
+		return Step{}, err
+	}
+	step.Object = obj
+	return step, nil
 }
 
 // selectPolicies returns the policies a deploy step names, in its order,

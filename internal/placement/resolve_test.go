@@ -155,6 +155,16 @@ func TestResolve(t *testing.T) {
 			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "web", Type: StepApplyComponent, Properties: raw(`{"component": "web", "cluster": "eu-9"}`)}}),
 		wantErr: `cluster "eu-9" is not registered`,
 	}, {
+		name: "an apply-object step: its object, to the cluster named",
+		app: app(nil,
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Type: StepApplyObject, Properties: raw(`{"value": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}, "cluster": "eu-2"}`)}}),
+		want: []string{"apply-object-1: eu-2 | "},
+	}, {
+		name: "an apply-object step without a name for its object",
+		app: app(nil,
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "o", Type: StepApplyObject, Properties: raw(`{"value": {"apiVersion": "v1", "kind": "ConfigMap"}}`)}}),
+		wantErr: `step "o": apply-object needs properties.value, an object with apiVersion, kind and metadata.name`,
+	}, {
 		name:    "unregistered cluster",
 		app:     app([]v1beta1.AppPolicy{pol("prod", TypeTopology, `{"clusters": ["eu-9"]}`)}),
 		wantErr: `topology policy "prod": cluster "eu-9" is not registered (registered: local, eu-1, eu-2, us-1)`,

@@ -27,7 +27,7 @@ func (e *UnsupportedError) Error() string {
 	if e.Step != "" {
 		where = fmt.Sprintf("workflow step %q", e.Step)
 	}
-	return fmt.Sprintf("%s: %s is not supported by Steward, which runs deploy, apply-component and suspend steps; nothing of this version is applied. Remove it, or see docs/workflow.md", where, e.What)
+	return fmt.Sprintf("%s: %s is not supported by Steward, which runs deploy, apply-component, apply-object and suspend steps; nothing of this version is applied. Remove it, or see docs/workflow.md", where, e.What)
 }
 
 // CheckWorkflow refuses a workflow with an instruction Steward would not
@@ -45,10 +45,10 @@ func CheckWorkflow(wf *v1beta1.Workflow) error {
 	gated, grouped, deploys := workflow.Gated(wf), false, false
 	for _, s := range wf.Steps {
 		grouped = grouped || s.Type == "step-group"
-		deploys = deploys || s.Type == StepDeploy || s.Type == StepApplyComponent
+		deploys = deploys || s.Type == StepDeploy || s.Type == StepApplyComponent || s.Type == StepApplyObject
 	}
 	if gated && grouped {
-		return &UnsupportedError{What: "a step-group in a workflow with suspend steps, auto: false, if or timeout, or apply-component steps (they run between top-level steps)"}
+		return &UnsupportedError{What: "a step-group in a workflow with suspend steps, auto: false, if or timeout, or apply-component or apply-object steps (they run between top-level steps)"}
 	}
 	if gated && !deploys {
 		return &UnsupportedError{What: "a workflow of suspend steps without a deploy step (it would deliver nothing)"}
@@ -83,6 +83,12 @@ func CheckWorkflow(wf *v1beta1.Workflow) error {
 		}
 		if s.Type == StepApplyComponent {
 			if err := checkApplyComponent(name, s.WorkflowStepBase); err != nil {
+				return err
+			}
+			continue
+		}
+		if s.Type == StepApplyObject {
+			if err := checkApplyObject(name, s.WorkflowStepBase); err != nil {
 				return err
 			}
 			continue
@@ -264,6 +270,37 @@ func checkApplyComponent(name string, s v1beta1.WorkflowStepBase) error {
 	_ = json.Unmarshal(props["component"], &component)
 	if component == "" {
 		return &InvalidWorkflowError{Err: fmt.Errorf("step %q: apply-component needs properties.component, the component to apply", name)}
+	}
+	return nil
+}
+
+// checkApplyObject accepts an apply-object step's properties: value (the
+// object, required) and cluster.
+func checkApplyObject(name string, s v1beta1.WorkflowStepBase) error {
+	if err := checkStepFields(name, s, true); err != nil {
+		return err
+	}
+	var props map[string]json.RawMessage
+	if s.Properties != nil && len(s.Properties.Raw) > 0 {
+		if err := json.Unmarshal(s.Properties.Raw, &props); err != nil {
+			return &InvalidWorkflowError{Err: fmt.Errorf("step %q: properties: %w", name, err)}
+		}
+	}
+	for k := range props {
+		switch k {
+		case "value", "cluster":
+		default:
+			return &UnsupportedError{Step: name, What: fmt.Sprintf("apply-object property %q", k)}
+		}
+	}
+	var value map[string]any
+	if _, ok := props["value"]; ok {
+		if err := json.Unmarshal(props["value"], &value); err != nil {
+			value = nil
+		}
+	}
+	if value == nil {
+		return &InvalidWorkflowError{Err: fmt.Errorf("step %q: apply-object needs properties.value, an object with apiVersion, kind and metadata.name", name)}
 	}
 	return nil
 }

@@ -32,7 +32,10 @@ const (
 	// TypeApplyComponent delivers one component, to one cluster (the
 	// hub by default), as a deploy step of that component would.
 	TypeApplyComponent = "apply-component"
-	TypeSuspend        = "suspend"
+	// TypeApplyObject delivers one raw object, to one cluster (the hub
+	// by default).
+	TypeApplyObject = "apply-object"
+	TypeSuspend     = "suspend"
 )
 
 // Phases of a run, and of its steps, as KubeVela names them.
@@ -119,9 +122,9 @@ func Gated(wf *v1beta1.Workflow) bool {
 		if s.Type == TypeSuspend || s.Type == TypeDeploy && NotAuto(s.Properties) || s.If != "" || s.Timeout != "" {
 			return true
 		}
-		if s.Type == TypeApplyComponent {
-			// apply-component steps run one by one, each waiting for
-			// its component's health, as in KubeVela.
+		if s.Type == TypeApplyComponent || s.Type == TypeApplyObject {
+			// apply-component and apply-object steps run one by one,
+			// each waiting for what it applies, as in KubeVela.
 			return true
 		}
 	}
@@ -153,7 +156,7 @@ func DeployStepName(name string, n int) string {
 // properties are checked here: duration must parse.
 func Steps(wf *v1beta1.Workflow) ([]Step, error) {
 	var out []Step
-	deploys, suspends, applies := 0, 0, 0
+	deploys, suspends, applies, objects := 0, 0, 0, 0
 	for _, s := range wf.Steps {
 		switch s.Type {
 		case TypeDeploy:
@@ -162,6 +165,9 @@ func Steps(wf *v1beta1.Workflow) ([]Step, error) {
 		case TypeApplyComponent:
 			applies++
 			out = append(out, Step{Name: ApplyComponentStepName(s.Name, applies), Type: TypeApplyComponent, If: s.If})
+		case TypeApplyObject:
+			objects++
+			out = append(out, Step{Name: ApplyObjectStepName(s.Name, objects), Type: TypeApplyObject, If: s.If})
 		case TypeSuspend:
 			suspends++
 			step := Step{Name: s.Name, Type: TypeSuspend, If: s.If}
@@ -190,8 +196,8 @@ func Steps(wf *v1beta1.Workflow) ([]Step, error) {
 			return nil, fmt.Errorf("step %q: type %q is not run in a workflow with suspend steps", s.Name, s.Type)
 		}
 	}
-	if deploys+applies == 0 {
-		return nil, fmt.Errorf("a workflow with suspend steps needs deploy or apply-component steps: it would deliver nothing")
+	if deploys+applies+objects == 0 {
+		return nil, fmt.Errorf("a workflow with suspend steps needs deploy, apply-component or apply-object steps: it would deliver nothing")
 	}
 	seen := map[string]bool{}
 	for _, s := range out {
@@ -375,7 +381,7 @@ func Advance(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now ti
 				st.Message += " (suspended by hand: only a resume goes on)"
 			}
 			return r
-		case TypeDeploy, TypeApplyComponent:
+		case TypeDeploy, TypeApplyComponent, TypeApplyObject:
 			if s.Approve && (ss.Phase != StepRunning || ss.Message == approvalMessage) {
 				// auto: false: the step waits for a resume, as a
 				// suspend step before it would. vela workflow resume
@@ -448,10 +454,20 @@ func (r *Run) timedOut(s Step, ss *v1beta1.WorkflowStepStatus, started metav1.Ti
 	return true
 }
 
-// Delivers reports whether the step applies objects: a deploy or an
-// apply-component step. Its objects are recorded under its name.
+// Delivers reports whether the step applies objects: a deploy, an
+// apply-component or an apply-object step. Its objects are recorded under
+// its name.
 func (s Step) Delivers() bool {
-	return s.Type == TypeDeploy || s.Type == TypeApplyComponent
+	return s.Type == TypeDeploy || s.Type == TypeApplyComponent || s.Type == TypeApplyObject
+}
+
+// ApplyObjectStepName is the name an apply-object step is recorded under:
+// its own, or "apply-object-<n>" (n counts apply-object steps from 1).
+func ApplyObjectStepName(name string, n int) string {
+	if name != "" {
+		return name
+	}
+	return fmt.Sprintf("%s-%d", TypeApplyObject, n)
 }
 
 // ApplyComponentStepName is the name an apply-component step is recorded
