@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -64,6 +65,9 @@ func TestStart_ServesCRDsDefinitionsAndAReadyNodeUntilStopped(t *testing.T) {
 		DefinitionsDir: defsDir,
 		KubeconfigPath: kubeconfig,
 		Progress:       &progress,
+		// Beside other packages' API servers on a 2-core machine, each
+		// step can take longer than the one-minute default.
+		StartTimeout: 3 * time.Minute,
 	})
 	if err != nil {
 		t.Fatalf("Start: %v", err)

@@ -52,6 +52,7 @@ func sharedPlane(t *testing.T) (*ControlPlane, client.Client) {
 			CRDDir:         filepath.Join("..", "..", "config", "crd"),
 			DefinitionsDir: filepath.Join("..", "..", "config", "definitions"),
 			KubeconfigPath: filepath.Join(os.TempDir(), "steward-localcp-test-kubeconfig-"+time.Now().Format("150405.000000")),
+			StartTimeout:   3 * time.Minute, // see TestStart_ServesCRDsDefinitionsAndAReadyNodeUntilStopped
 		})
 	})
 	if shared.err != nil {
