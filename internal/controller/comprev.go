@@ -30,6 +30,10 @@ func (r *ApplicationReconciler) recordComponentRevisions(ctx context.Context, s 
 	var order []string
 	sums := map[string][]byte{}
 	for _, e := range entries {
+		if e.Component == "" {
+			// An apply-object step's object belongs to no component.
+			continue
+		}
 		if _, ok := sums[e.Component]; !ok {
 			order = append(order, e.Component)
 		}

@@ -27,7 +27,7 @@ func entriesOf(app *v1beta1.Application, objs []delivery.Object, rules *policy.R
 	for _, o := range objs {
 		e, err := tracker.Entry(o.Cluster, o.Component, o.Trait, o.Object)
 		if err != nil {
-			return nil, nil, fmt.Errorf("component %q: %w", o.Component, err)
+			return nil, nil, fmt.Errorf("%s: %w", o.Source(), err)
 		}
 		if gated {
 			// Applied once the workflow reaches the step.
@@ -110,7 +110,10 @@ func builtinGroup(group string) bool {
 }
 
 // describeSource names where an object comes from, for messages.
-func describeSource(component, trait string) string {
+func describeSource(component, trait, step string) string {
+	if component == "" && step != "" {
+		return fmt.Sprintf("workflow step %q", step)
+	}
 	if trait == "" {
 		return fmt.Sprintf("component %q", component)
 	}

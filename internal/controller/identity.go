@@ -93,7 +93,7 @@ func (r *ApplicationReconciler) confirmGone(ctx context.Context, s *scope, e v1b
 func checkBoundary(app *v1beta1.Application, id cluster.Identity, entries []v1beta1.ManagedResource) error {
 	for _, e := range entries {
 		if err := outsideBoundary(app, id, e); err != nil {
-			by := describeSource(e.Component, e.Trait)
+			by := describeSource(e.Component, e.Trait, e.Step)
 			if !cluster.IsLocal(e.Cluster) {
 				by += fmt.Sprintf(" in cluster %q", e.Cluster)
 			}

@@ -11,9 +11,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cli"
+	"github.com/steward-oam/steward/internal/testcp"
 	"github.com/steward-oam/steward/internal/workflow"
 )
 
@@ -509,4 +511,52 @@ spec:
 	if configMapExists(t, ns, "settings") {
 		t.Error("the raw object survived the Application's deletion")
 	}
+}
+
+// An apply-object step may name a registered cluster: the object goes
+// there, and nowhere else.
+func TestWorkflow_ApplyObjectToASpoke(t *testing.T) {
+	ctx := context.Background()
+	spoke := testcp.StartT(t, testcp.Options{}, "wf-spoke")[0]
+	cs, err := spoke.Client(client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Join(ctx, testClient, cli.JoinOptions{KubeconfigPath: spoke.KubeconfigPath, Name: spoke.Name, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = cli.Detach(ctx, testClient, cli.DetachOptions{Name: spoke.Name, Force: true}) })
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, `metadata: {name: remote}
+spec:
+  components:
+    - {name: cfg, type: test-config, properties: {name: cfg, data: {v: "1"}}}
+  workflow:
+    steps:
+      - {name: local-cfg, type: apply-component, properties: {component: cfg}}
+      - name: remote-settings
+        type: apply-object
+        properties:
+          cluster: wf-spoke
+          value: {apiVersion: v1, kind: ConfigMap, metadata: {name: settings, namespace: default}, data: {mode: fast}}
+`)
+	waitReady(t, ns, "remote")
+	remote := &corev1.ConfigMap{}
+	if err := cs.Get(ctx, client.ObjectKey{Namespace: "default", Name: "settings"}, remote); err != nil || remote.Data["mode"] != "fast" {
+		t.Fatalf("the object in the spoke: %+v, %v", remote.Data, err)
+	}
+	if configMapExists(t, "default", "settings") {
+		t.Error("the hub got the spoke's object")
+	}
+	if !configMapExists(t, ns, "cfg") {
+		t.Error("the component step did not deliver to the hub")
+	}
+	deleteApp(t, ns, "remote")
+	eventually(t, 20*time.Second, "the spoke's object deleted with the Application", func() error {
+		if err := cs.Get(ctx, client.ObjectKey{Namespace: "default", Name: "settings"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+			return errNotYet
+		}
+		return nil
+	})
 }

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -168,17 +170,20 @@ func placedObject(app *v1beta1.Application, p placement.Placement, step placemen
 	if namespace == "" {
 		namespace = app.Namespace
 	}
+	ok := true
 	if namespaced != nil {
-		ok, err := namespaced(p.Cluster, o.Object)
-		if err != nil {
+		var err error
+		if ok, err = namespaced(p.Cluster, o.Object); err != nil {
 			return Object{}, &ScopeError{fmt.Errorf("%s: %w", o.Source(), err)}
 		}
-		switch {
-		case !ok:
-			o.Object.SetNamespace("")
-		case o.Object.GetNamespace() == "":
-			o.Object.SetNamespace(namespace)
-		}
+	}
+	// Offline (no cluster to ask), the Application's namespace is filled
+	// in as the renderer fills it in for components.
+	switch {
+	case !ok:
+		o.Object.SetNamespace("")
+	case o.Object.GetNamespace() == "":
+		o.Object.SetNamespace(namespace)
 	}
 	labels := o.Object.GetLabels()
 	if labels == nil {
@@ -270,8 +275,9 @@ func orderByDependencies(comps []render.Component) []render.Component {
 }
 
 // UsesTopology reports whether the Application places components with a
-// topology policy, listed or inline in a deploy step: only then does the
-// cluster registry matter.
+// topology policy, listed or inline in a deploy step, or names a cluster
+// in an apply-component or apply-object step: only then does the cluster
+// registry matter.
 func UsesTopology(app *v1beta1.Application) bool {
 	for _, p := range app.Spec.Policies {
 		if p.Type == placement.TypeTopology {
@@ -280,8 +286,19 @@ func UsesTopology(app *v1beta1.Application) bool {
 	}
 	if app.Spec.Workflow != nil {
 		for _, st := range app.Spec.Workflow.Steps {
-			if st.Properties != nil && bytes.Contains(st.Properties.Raw, []byte(`"topology"`)) {
+			if st.Properties == nil {
+				continue
+			}
+			if bytes.Contains(st.Properties.Raw, []byte(`"topology"`)) {
 				return true
+			}
+			if st.Type == placement.StepApplyComponent || st.Type == placement.StepApplyObject {
+				var props struct {
+					Cluster string `json:"cluster"`
+				}
+				if json.Unmarshal(st.Properties.Raw, &props) == nil && props.Cluster != "" && !cluster.IsLocal(props.Cluster) {
+					return true
+				}
 			}
 		}
 	}

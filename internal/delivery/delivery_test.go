@@ -145,3 +145,24 @@ workflow:
 		t.Errorf("an object rendered twice: %v, want it refused", err)
 	}
 }
+
+// The cluster registry is read when a step names a cluster, not only for
+// topology policies: an apply-component or apply-object step to a spoke
+// is placed there.
+func TestUsesTopology(t *testing.T) {
+	for wf, want := range map[string]bool{
+		`{steps: [{name: a, type: apply-component, properties: {component: web}}]}`:                                            false,
+		`{steps: [{name: a, type: apply-component, properties: {component: web, cluster: local}}]}`:                            false,
+		`{steps: [{name: a, type: apply-component, properties: {component: web, cluster: eu-1}}]}`:                             true,
+		`{steps: [{name: a, type: apply-object, properties: {value: {kind: x}, cluster: eu-1}}]}`:                              true,
+		`{steps: [{name: a, type: deploy, properties: {inlinePolicies: [{type: topology, properties: {clusters: [eu-1]}}]}}]}`: true,
+	} {
+		app := &v1beta1.Application{}
+		if err := yaml.Unmarshal([]byte("spec: {workflow: "+wf+"}"), app); err != nil {
+			t.Fatal(err)
+		}
+		if got := delivery.UsesTopology(app); got != want {
+			t.Errorf("%s: UsesTopology = %v, want %v", wf, got, want)
+		}
+	}
+}

@@ -224,9 +224,9 @@ func resolveApplyComponent(name string, ws v1beta1.WorkflowStepBase, app *v1beta
 	if !found {
 		return Step{}, &InvalidWorkflowError{Err: fmt.Errorf("step %q: component %q is not one of spec.components", name, props.Component)}
 	}
-	target := props.Cluster
-	if target == "" {
-		target = cluster.Local
+	target, err := stepCluster(name, props.Cluster, known)
+	if err != nil {
+		return Step{}, err
 	}
 	topology, _ := json.Marshal(map[string]any{"clusters": []string{target}})
 	selector, _ := json.Marshal(map[string]any{"selector": []string{props.Component}})
@@ -256,9 +256,9 @@ func resolveApplyObject(name string, ws v1beta1.WorkflowStepBase, known register
 	if props.Value == nil || obj.GetAPIVersion() == "" || obj.GetKind() == "" || obj.GetName() == "" {
 		return Step{}, &InvalidWorkflowError{Err: fmt.Errorf("step %q: apply-object needs properties.value, an object with apiVersion, kind and metadata.name", name)}
 	}
-	target := props.Cluster
-	if target == "" {
-		target = cluster.Local
+	target, err := stepCluster(name, props.Cluster, known)
+	if err != nil {
+		return Step{}, err
 	}
 	topology, _ := json.Marshal(map[string]any{"clusters": []string{target}})
 	step, err := resolveStep(name, []v1beta1.AppPolicy{
@@ -326,6 +326,18 @@ func resolveStep(name string, policies []v1beta1.AppPolicy, parallelism int, kno
 
 // registered is the clusters placement may use: in the caller's order
 // (local first when the caller left it out) and by name.
+// stepCluster is the cluster an apply-component or apply-object step
+// names, the hub when it names none.
+func stepCluster(step, name string, known registered) (string, error) {
+	if name == "" || cluster.IsLocal(name) {
+		return cluster.Local, nil
+	}
+	if _, ok := known.byName[name]; !ok {
+		return "", fmt.Errorf("step %q: cluster %q is not registered (registered: %s)", step, name, known.names())
+	}
+	return name, nil
+}
+
 type registered struct {
 	ordered []cluster.Cluster
 	byName  map[string]cluster.Cluster

@@ -153,7 +153,7 @@ func TestResolve(t *testing.T) {
 		name: "apply-component to a cluster that is not registered",
 		app: app(nil,
 			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "web", Type: StepApplyComponent, Properties: raw(`{"component": "web", "cluster": "eu-9"}`)}}),
-		wantErr: `cluster "eu-9" is not registered`,
+		wantErr: `step "web": cluster "eu-9" is not registered (registered: local, eu-1, eu-2, us-1)`,
 	}, {
 		name: "an apply-object step: its object, to the cluster named",
 		app: app(nil,

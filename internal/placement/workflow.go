@@ -286,9 +286,14 @@ func checkApplyObject(name string, s v1beta1.WorkflowStepBase) error {
 			return &InvalidWorkflowError{Err: fmt.Errorf("step %q: properties: %w", name, err)}
 		}
 	}
-	for k := range props {
+	for k, v := range props {
 		switch k {
-		case "value", "cluster":
+		case "value":
+		case "cluster":
+			var str string
+			if err := json.Unmarshal(v, &str); err != nil {
+				return &InvalidWorkflowError{Err: fmt.Errorf("step %q: cluster: want a string, got %s", name, v)}
+			}
 		default:
 			return &UnsupportedError{Step: name, What: fmt.Sprintf("apply-object property %q", k)}
 		}
