@@ -48,16 +48,11 @@ func denyServiceDeletes(t *testing.T, ns string) func() {
 			}},
 		},
 	}
-	for _, obj := range []client.Object{policy, binding} {
-		if err := testClient.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// The policy takes effect asynchronously: wait until a probe Service
 	// cannot be deleted.
 	probe := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
-	eventually(t, 20*time.Second, "the admission policy to deny deletes", func() error {
+	return installPolicy(t, policy, binding, "deny deletes", func() error {
 		p := probe.DeepCopy()
 		if err := testClient.Create(ctx, p); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
@@ -67,6 +62,20 @@ func denyServiceDeletes(t *testing.T, ns string) func() {
 		}
 		return nil
 	})
+}
+
+// installPolicy creates an admission policy and its binding, waits until
+// probe says it takes effect (it does so asynchronously), and returns a
+// function that lifts it; the test's end lifts it too.
+func installPolicy(t *testing.T, policy *admissionv1.ValidatingAdmissionPolicy, binding *admissionv1.ValidatingAdmissionPolicyBinding, what string, probe func() error) func() {
+	t.Helper()
+	ctx := context.Background()
+	for _, obj := range []client.Object{policy, binding} {
+		if err := testClient.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 20*time.Second, "the admission policy to "+what, probe)
 	lift := func() {
 		_ = testClient.Delete(ctx, binding)
 		_ = testClient.Delete(ctx, policy)

@@ -10,8 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/cli"
-	"github.com/steward-oam/steward/internal/testcp"
 )
 
 // gadgetGVK is a cluster-scoped custom resource whose CRD a test installs
@@ -76,11 +74,7 @@ var doohickeyGVK = schema.GroupVersionKind{Group: "spoke.steward.dev", Version: 
 
 func TestKindScope_FromTheSpokeAKindIsServedBy(t *testing.T) {
 	ctx := context.Background()
-	spoke := testcp.StartT(t, testcp.Options{}, "ks-a")[0]
-	if _, err := cli.Join(ctx, testClient, cli.JoinOptions{KubeconfigPath: spoke.KubeconfigPath, Name: spoke.Name, Force: true}); err != nil {
-		t.Fatalf("joining %s: %v", spoke.Name, err)
-	}
-	t.Cleanup(func() { _, _ = cli.Detach(ctx, testClient, cli.DetachOptions{Name: spoke.Name, Force: true}) })
+	spoke, _ := joinedSpoke(t, "ks-a")
 	installCRD(t, spoke.Config, doohickeyGVK, apiextensionsv1.ClusterScoped, apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptrTo(true)})
 
 	ns := newNamespace(t)

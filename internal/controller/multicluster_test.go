@@ -212,3 +212,20 @@ spec:
 		return nil
 	})
 }
+
+// joinedSpoke starts one spoke control plane, joins it under its name and
+// detaches it when the test ends; it returns the plane and a client of it.
+func joinedSpoke(t *testing.T, name string) (*testcp.Plane, client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	spoke := testcp.StartT(t, testcp.Options{}, name)[0]
+	c, err := spoke.Client(client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Join(ctx, testClient, cli.JoinOptions{KubeconfigPath: spoke.KubeconfigPath, Name: spoke.Name, Force: true}); err != nil {
+		t.Fatalf("joining %s: %v", spoke.Name, err)
+	}
+	t.Cleanup(func() { _, _ = cli.Detach(ctx, testClient, cli.DetachOptions{Name: spoke.Name, Force: true}) })
+	return spoke, c
+}

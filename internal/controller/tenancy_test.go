@@ -18,8 +18,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/cli"
-	"github.com/steward-oam/steward/internal/testcp"
 )
 
 // The tenancy stories run against envtest's kube-apiserver, which
@@ -332,15 +330,7 @@ func shortName(prefix string) string {
 
 func TestTenancy_TargetClustersAuthoriseTheServiceAccountToo(t *testing.T) {
 	ctx := context.Background()
-	spoke := testcp.StartT(t, testcp.Options{}, "tenant-spoke")[0]
-	sc, err := spoke.Client(client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cli.Join(ctx, testClient, cli.JoinOptions{KubeconfigPath: spoke.KubeconfigPath, Name: spoke.Name, Force: true}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = cli.Detach(ctx, testClient, cli.DetachOptions{Name: spoke.Name, Force: true}) })
+	spoke, sc := joinedSpoke(t, "tenant-spoke")
 	ns := newNamespace(t)
 	installK8sObjects(t, ns)
 	// The ServiceAccount exists in the spoke, with its own Role there; on

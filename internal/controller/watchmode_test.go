@@ -16,7 +16,6 @@ import (
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apply"
 	"github.com/steward-oam/steward/internal/cli"
-	"github.com/steward-oam/steward/internal/testcp"
 	"github.com/steward-oam/steward/internal/watch"
 )
 
@@ -313,16 +312,7 @@ func TestWatchMode_RestartRebuildsInformersFromTrackers(t *testing.T) {
 
 func TestWatchMode_TargetClusterInformersStopWhenItIsDetached(t *testing.T) {
 	ctx := context.Background()
-	planes := testcp.StartT(t, testcp.Options{}, "mc-w")
-	spoke := planes[0]
-	spokeClient, err := spoke.Client(client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cli.Join(ctx, testClient, cli.JoinOptions{KubeconfigPath: spoke.KubeconfigPath, Name: spoke.Name, Force: true}); err != nil {
-		t.Fatalf("joining: %v", err)
-	}
-	t.Cleanup(func() { _, _ = cli.Detach(ctx, testClient, cli.DetachOptions{Name: spoke.Name, Force: true}) })
+	_, spokeClient := joinedSpoke(t, "mc-w")
 	ns := newNamespace(t)
 	w, _ := startWatching(t, watchOptions())
 	createApp(t, ns, multiclusterApp("mc-w"))

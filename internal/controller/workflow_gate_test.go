@@ -15,7 +15,6 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cli"
-	"github.com/steward-oam/steward/internal/testcp"
 	"github.com/steward-oam/steward/internal/workflow"
 )
 
@@ -34,6 +33,20 @@ workflow:
     - {name: approve, type: suspend, properties: {message: "check staging first"}}
     - {name: deploy-prod, type: deploy, properties: {policies: [production]}}
 `, name, ns, ns)
+}
+
+// envNamespaces creates the namespaces <ns>-<env> the topology policies
+// of a test place into, and returns their names in order.
+func envNamespaces(t *testing.T, ns string, envs ...string) []string {
+	t.Helper()
+	names := make([]string, len(envs))
+	for i, env := range envs {
+		names[i] = ns + "-" + env
+		if err := testClient.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: names[i]}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return names
 }
 
 func configMapExists(t *testing.T, ns, name string) bool {
@@ -71,12 +84,8 @@ func waitSuspended(t *testing.T, ns string) *v1beta1.Application {
 func TestWorkflow_ApprovalGate(t *testing.T) {
 	ns := newNamespace(t)
 	ctx := context.Background()
-	for _, env := range []string{"staging", "prod"} {
-		if err := testClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + env}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	staging, prod := ns+"-staging", ns+"-prod"
+	envs := envNamespaces(t, ns, "staging", "prod")
+	staging, prod := envs[0], envs[1]
 	startManager(t, testCfg, testOptions())
 	createApp(t, ns, "metadata: {name: gate}\nspec:"+indent(gatedSpec(ns, "cfg")))
 
@@ -201,12 +210,8 @@ func setReady(t *testing.T, ns, name string) {
 func TestWorkflow_DeployStepWaitsForHealth(t *testing.T) {
 	ns := newNamespace(t)
 	ctx := context.Background()
-	for _, env := range []string{"staging", "prod"} {
-		if err := testClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + env}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	staging, prod := ns+"-staging", ns+"-prod"
+	envs := envNamespaces(t, ns, "staging", "prod")
+	staging, prod := envs[0], envs[1]
 	startManager(t, testCfg, testOptions())
 	createApp(t, ns, fmt.Sprintf(`metadata: {name: gate}
 spec:
@@ -271,10 +276,7 @@ spec:
 func TestWorkflow_AutoFalseWaitsForApproval(t *testing.T) {
 	ns := newNamespace(t)
 	ctx := context.Background()
-	prod := ns + "-prod"
-	if err := testClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: prod}}); err != nil {
-		t.Fatal(err)
-	}
+	prod := envNamespaces(t, ns, "prod")[0]
 	startManager(t, testCfg, testOptions())
 	createApp(t, ns, fmt.Sprintf(`metadata: {name: gate}
 spec:
@@ -325,12 +327,8 @@ spec:
 func TestWorkflow_TimeoutAndIf(t *testing.T) {
 	ns := newNamespace(t)
 	ctx := context.Background()
-	for _, env := range []string{"staging", "fallback", "prod"} {
-		if err := testClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + env}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	staging, fallback, prod := ns+"-staging", ns+"-fallback", ns+"-prod"
+	envs := envNamespaces(t, ns, "staging", "fallback", "prod")
+	staging, fallback, prod := envs[0], envs[1], envs[2]
 	startManager(t, testCfg, testOptions())
 	createApp(t, ns, fmt.Sprintf(`metadata: {name: flow}
 spec:
@@ -517,15 +515,7 @@ spec:
 // there, and nowhere else.
 func TestWorkflow_ApplyObjectToASpoke(t *testing.T) {
 	ctx := context.Background()
-	spoke := testcp.StartT(t, testcp.Options{}, "wf-spoke")[0]
-	cs, err := spoke.Client(client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cli.Join(ctx, testClient, cli.JoinOptions{KubeconfigPath: spoke.KubeconfigPath, Name: spoke.Name, Force: true}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = cli.Detach(ctx, testClient, cli.DetachOptions{Name: spoke.Name, Force: true}) })
+	_, cs := joinedSpoke(t, "wf-spoke")
 	ns := newNamespace(t)
 	startManager(t, testCfg, testOptions())
 	createApp(t, ns, `metadata: {name: remote}

@@ -7,9 +7,7 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 )
@@ -42,14 +40,8 @@ func denyTrackerCreates(t *testing.T, prefix string) func() {
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
 		},
 	}
-	for _, obj := range []client.Object{policy, binding} {
-		if err := testClient.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The policy takes effect asynchronously: wait until a probe tracker
-	// cannot be created.
-	eventually(t, 20*time.Second, "the admission policy to deny tracker creates", func() error {
+	// Wait until a probe tracker cannot be created.
+	return installPolicy(t, policy, binding, "deny tracker creates", func() error {
 		probe := &v1beta1.ResourceTracker{ObjectMeta: metav1.ObjectMeta{Name: prefix + "probe"}, Spec: v1beta1.ResourceTrackerSpec{Type: v1beta1.ResourceTrackerTypeRoot}}
 		if err := testClient.Create(ctx, probe); err == nil {
 			_ = testClient.Delete(ctx, probe)
@@ -57,12 +49,6 @@ func denyTrackerCreates(t *testing.T, prefix string) func() {
 		}
 		return nil
 	})
-	lift := func() {
-		_ = testClient.Delete(ctx, binding)
-		_ = testClient.Delete(ctx, policy)
-	}
-	t.Cleanup(lift)
-	return lift
 }
 
 // The objects an Application keeps for its lifetime are recorded in the
@@ -72,13 +58,8 @@ func denyTrackerCreates(t *testing.T, prefix string) func() {
 // at the gate as usual.
 func TestWorkflow_FailedRecordHoldsAll(t *testing.T) {
 	ns := newNamespace(t)
-	ctx := context.Background()
-	for _, env := range []string{"staging", "prod"} {
-		if err := testClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + env}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	staging, prod := ns+"-staging", ns+"-prod"
+	envs := envNamespaces(t, ns, "staging", "prod")
+	staging, prod := envs[0], envs[1]
 	lift := denyTrackerCreates(t, "gate."+ns+".v")
 	startManager(t, testCfg, testOptions())
 	createApp(t, ns, fmt.Sprintf(`metadata: {name: gate}

@@ -165,20 +165,27 @@ func Objects(app *v1beta1.Application, steps []placement.Step, in Input) ([]Obje
 // the placement's namespace or the Application's.
 func placedObject(app *v1beta1.Application, p placement.Placement, step placement.Step,
 	namespaced func(string, *unstructured.Unstructured) (bool, error)) (Object, error) {
-	o := Object{Cluster: p.Cluster, Step: step.Name, Object: step.Object.DeepCopy()}
 	namespace := p.Namespace
 	if namespace == "" {
 		namespace = app.Namespace
 	}
+	return settle(app, Object{Cluster: p.Cluster, Step: step.Name, Object: step.Object.DeepCopy()}, namespace, namespaced)
+}
+
+// settle gives an object its namespace (none for a cluster-scoped kind,
+// namespace when it has none) and the ownership labels: the Application's
+// own namespace, not the placement's, and its component when it has one.
+// Offline (namespaced nil), an object without a namespace gets namespace,
+// as the renderer gives the objects of components.
+func settle(app *v1beta1.Application, o Object, namespace string,
+	namespaced func(string, *unstructured.Unstructured) (bool, error)) (Object, error) {
 	ok := true
 	if namespaced != nil {
 		var err error
-		if ok, err = namespaced(p.Cluster, o.Object); err != nil {
+		if ok, err = namespaced(o.Cluster, o.Object); err != nil {
 			return Object{}, &ScopeError{fmt.Errorf("%s: %w", o.Source(), err)}
 		}
 	}
-	// Offline (no cluster to ask), the Application's namespace is filled
-	// in as the renderer fills it in for components.
 	switch {
 	case !ok:
 		o.Object.SetNamespace("")
@@ -191,39 +198,24 @@ func placedObject(app *v1beta1.Application, p placement.Placement, step placemen
 	}
 	labels[v1beta1.LabelAppName] = app.Name
 	labels[v1beta1.LabelAppNamespace] = app.Namespace
+	if o.Component != "" {
+		labels[v1beta1.LabelAppComponent] = o.Component
+	}
 	o.Object.SetLabels(labels)
 	return o, nil
 }
 
 // placed turns the render of one placement into objects carrying the
-// ownership labels (the Application's own namespace, not the
-// placement's), namespaced in the placement's namespace, cluster-scoped
+// ownership labels, namespaced in the placement's namespace, cluster-scoped
 // kinds without one.
 func placed(app *v1beta1.Application, clusterName, namespace string, res *render.Result,
 	namespaced func(string, *unstructured.Unstructured) (bool, error)) ([]Object, error) {
 	var out []Object
 	add := func(component, trait string, obj *unstructured.Unstructured) error {
-		o := Object{Cluster: clusterName, Component: component, Trait: trait, Object: obj.DeepCopy()}
-		if namespaced != nil {
-			ok, err := namespaced(clusterName, o.Object)
-			if err != nil {
-				return &ScopeError{fmt.Errorf("%s: %w", o.Source(), err)}
-			}
-			switch {
-			case !ok:
-				o.Object.SetNamespace("")
-			case o.Object.GetNamespace() == "":
-				o.Object.SetNamespace(namespace)
-			}
+		o, err := settle(app, Object{Cluster: clusterName, Component: component, Trait: trait, Object: obj.DeepCopy()}, namespace, namespaced)
+		if err != nil {
+			return err
 		}
-		labels := o.Object.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		labels[v1beta1.LabelAppName] = app.Name
-		labels[v1beta1.LabelAppNamespace] = app.Namespace
-		labels[v1beta1.LabelAppComponent] = component
-		o.Object.SetLabels(labels)
 		out = append(out, o)
 		return nil
 	}

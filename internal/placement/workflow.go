@@ -246,25 +246,9 @@ func checkSuspend(name string, s v1beta1.WorkflowStepBase) error {
 // checkApplyComponent accepts an apply-component step's properties:
 // component (required) and cluster.
 func checkApplyComponent(name string, s v1beta1.WorkflowStepBase) error {
-	if err := checkStepFields(name, s, true); err != nil {
+	props, err := stepProperties(name, StepApplyComponent, s, map[string]bool{"component": true, "cluster": true})
+	if err != nil {
 		return err
-	}
-	var props map[string]json.RawMessage
-	if s.Properties != nil && len(s.Properties.Raw) > 0 {
-		if err := json.Unmarshal(s.Properties.Raw, &props); err != nil {
-			return &InvalidWorkflowError{Err: fmt.Errorf("step %q: properties: %w", name, err)}
-		}
-	}
-	for k, v := range props {
-		switch k {
-		case "component", "cluster":
-			var str string
-			if err := json.Unmarshal(v, &str); err != nil {
-				return &InvalidWorkflowError{Err: fmt.Errorf("step %q: %s: want a string, got %s", name, k, v)}
-			}
-		default:
-			return &UnsupportedError{Step: name, What: fmt.Sprintf("apply-component property %q", k)}
-		}
 	}
 	var component string
 	_ = json.Unmarshal(props["component"], &component)
@@ -277,30 +261,13 @@ func checkApplyComponent(name string, s v1beta1.WorkflowStepBase) error {
 // checkApplyObject accepts an apply-object step's properties: value (the
 // object, required) and cluster.
 func checkApplyObject(name string, s v1beta1.WorkflowStepBase) error {
-	if err := checkStepFields(name, s, true); err != nil {
+	props, err := stepProperties(name, StepApplyObject, s, map[string]bool{"value": false, "cluster": true})
+	if err != nil {
 		return err
 	}
-	var props map[string]json.RawMessage
-	if s.Properties != nil && len(s.Properties.Raw) > 0 {
-		if err := json.Unmarshal(s.Properties.Raw, &props); err != nil {
-			return &InvalidWorkflowError{Err: fmt.Errorf("step %q: properties: %w", name, err)}
-		}
-	}
-	for k, v := range props {
-		switch k {
-		case "value":
-		case "cluster":
-			var str string
-			if err := json.Unmarshal(v, &str); err != nil {
-				return &InvalidWorkflowError{Err: fmt.Errorf("step %q: cluster: want a string, got %s", name, v)}
-			}
-		default:
-			return &UnsupportedError{Step: name, What: fmt.Sprintf("apply-object property %q", k)}
-		}
-	}
 	var value map[string]any
-	if _, ok := props["value"]; ok {
-		if err := json.Unmarshal(props["value"], &value); err != nil {
+	if raw, ok := props["value"]; ok {
+		if err := json.Unmarshal(raw, &value); err != nil {
 			value = nil
 		}
 	}
@@ -308,6 +275,32 @@ func checkApplyObject(name string, s v1beta1.WorkflowStepBase) error {
 		return &InvalidWorkflowError{Err: fmt.Errorf("step %q: apply-object needs properties.value, an object with apiVersion, kind and metadata.name", name)}
 	}
 	return nil
+}
+
+// stepProperties checks a top-level step's fields and reads its
+// properties, refusing one Steward does not read; known names the
+// properties it reads, true for those that must be strings.
+func stepProperties(name, typ string, s v1beta1.WorkflowStepBase, known map[string]bool) (map[string]json.RawMessage, error) {
+	if err := checkStepFields(name, s, true); err != nil {
+		return nil, err
+	}
+	var props map[string]json.RawMessage
+	if s.Properties != nil && len(s.Properties.Raw) > 0 {
+		if err := json.Unmarshal(s.Properties.Raw, &props); err != nil {
+			return nil, &InvalidWorkflowError{Err: fmt.Errorf("step %q: properties: %w", name, err)}
+		}
+	}
+	for k, v := range props {
+		isString, ok := known[k]
+		if !ok {
+			return nil, &UnsupportedError{Step: name, What: fmt.Sprintf("%s property %q", typ, k)}
+		}
+		var str string
+		if isString && json.Unmarshal(v, &str) != nil {
+			return nil, &InvalidWorkflowError{Err: fmt.Errorf("step %q: %s: want a string, got %s", name, k, v)}
+		}
+	}
+	return props, nil
 }
 
 // checkStepFields refuses the fields that order steps or pass values
