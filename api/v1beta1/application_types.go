@@ -17,8 +17,9 @@ type ApplicationSpec struct {
 	// +optional
 	Policies []AppPolicy `json:"policies,omitempty"`
 
-	// Workflow is accepted for compatibility; Steward runs the built-in
-	// deploy behaviour.
+	// Workflow orders delivery in KubeVela's schema: the steps Steward
+	// runs are listed in docs/workflow.md; a workflow with another step
+	// type is refused whole.
 	// +optional
 	Workflow *Workflow `json:"workflow,omitempty"`
 }
@@ -39,10 +40,11 @@ type ApplicationComponent struct {
 	// DependsOn names components that are dispatched before this one.
 	// +optional
 	DependsOn []string `json:"dependsOn,omitempty"`
-	// Inputs are accepted for compatibility with KubeVela workflows.
+	// Inputs take values from other components' outputs (KubeVela's
+	// workflow data passing); Steward refuses them.
 	// +optional
 	Inputs []InputItem `json:"inputs,omitempty"`
-	// Outputs are accepted for compatibility with KubeVela workflows.
+	// Outputs export values to other components; Steward refuses them.
 	// +optional
 	Outputs []OutputItem `json:"outputs,omitempty"`
 	// Traits decorate the component's workload.
@@ -90,8 +92,8 @@ type OutputItem struct {
 	Name      string `json:"name"`
 }
 
-// Workflow is accepted with KubeVela's schema. Steward currently runs the
-// built-in deploy behaviour whatever the steps say.
+// Workflow is an Application's workflow in KubeVela's schema; see
+// docs/workflow.md for the steps and fields Steward runs.
 type Workflow struct {
 	// Ref names a WorkflowTemplate.
 	// +optional
@@ -99,7 +101,7 @@ type Workflow struct {
 	// Steps of the workflow.
 	// +optional
 	Steps []WorkflowStep `json:"steps,omitempty"`
-	// Mode of the workflow.
+	// Mode of the workflow: steps and subSteps, StepByStep or DAG.
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=object
@@ -188,8 +190,8 @@ type ApplicationStatus struct {
 	// +optional
 	LatestRevision *Revision `json:"latestRevision,omitempty"`
 	// Workflow is the state of the workflow of the current revision, in
-	// KubeVela's shape; only Applications whose workflow has a suspend
-	// step have one. Resuming writes suspend: false here (what `vela
+	// KubeVela's shape; only Applications whose workflow Steward runs
+	// step by step (a gate, a step group, a condition, a mode) have one. Resuming writes suspend: false here (what `vela
 	// workflow resume` and `steward workflow resume` do).
 	// +optional
 	Workflow *WorkflowStatus `json:"workflow,omitempty"`

@@ -14,7 +14,8 @@ func newWorkflowCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "workflow",
 		Short: "Suspend, resume, terminate or restart an Application's workflow",
-		Long: `Controls the run of a workflow with gates (suspend steps, auto: false, if, timeout; see docs/workflow.md) by
+		Long: `Controls the run of a workflow Steward runs step by step (suspend steps, auto: false, if, timeout,
+dependsOn, a mode, step-group, apply-component, apply-object, depends-on-app; see docs/workflow.md) by
 writing the Application's status.workflow, as vela workflow does: the two
 CLIs are interchangeable.`,
 	}

@@ -182,7 +182,7 @@ func (r *ApplicationReconciler) requeue(s *scope) ctrl.Result {
 	interval, warning := reconcileInterval(s.app, r.Options)
 	s.intervalWarning = warning
 	key := types.NamespacedName{Namespace: s.app.Namespace, Name: s.app.Name}
-	if s.healthy() {
+	if s.healthy() && !s.flow.Waiting() {
 		r.unhealthy.forget(key)
 	} else {
 		interval = unhealthyBackoff(r.Options.UnhealthyRequeueBase, interval, r.unhealthy.next(key))
@@ -247,6 +247,9 @@ var errWorkflowStatusMoved = errors.New("the workflow status changed meanwhile")
 const conflictRetry = 200 * time.Millisecond
 
 // healthy reports whether every evaluated component is healthy.
+// healthy reports whether every component is healthy; a workflow step
+// waiting for something else (another Application) is looked at on the
+// same back-off.
 func (s *scope) healthy() bool {
 	for _, h := range s.health {
 		if !h.Healthy {

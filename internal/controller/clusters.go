@@ -44,6 +44,9 @@ func (s *scope) merge(p *pass) {
 	for _, w := range p.keep.waiting {
 		s.keep.waiting = appendOnce(s.keep.waiting, w)
 	}
+	for _, w := range p.keep.unhealthyDeps {
+		s.keep.unhealthyDeps = appendOnce(s.keep.unhealthyDeps, w)
+	}
 	for k, v := range p.keep.live {
 		s.keep.remember(k, v)
 	}

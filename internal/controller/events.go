@@ -60,11 +60,11 @@ func (r *ApplicationReconciler) emitEvents(s *scope, before *v1beta1.Application
 	app := s.app
 	if len(s.keep.changes) > 0 {
 		reason, verb := eventDriftRepaired, "repaired drift of"
-		if s.fresh || s.flow.Dispatching() != "" {
+		if s.fresh || len(s.flow.Dispatching()) > 0 {
 			reason, verb = eventApplied, "applied"
 		}
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, reason, "Apply", "%s %s", verb, describeChanges(s.keep.changes))
-		if !s.fresh && s.flow.Dispatching() == "" {
+		if !s.fresh && len(s.flow.Dispatching()) == 0 {
 			for _, c := range s.keep.changes {
 				r.Metrics.DriftRepaired(c.Key.Kind)
 			}

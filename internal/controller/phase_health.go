@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -47,22 +48,17 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 	for _, u := range s.keep.unread {
 		unread[u.key] = u.resourceVersion
 	}
-	actx := render.AppContext{
-		AppRevision:    liveRevision(s.app, s.current).Name,
-		AppRevisionNum: s.current.Spec.ApplicationGeneration,
-		PublishVersion: s.app.Annotations[v1beta1.AnnotationPublishVersion],
-		ClusterVersion: r.ClusterVersion,
-	}
+	actx := r.healthContext(s)
 	app := client.ObjectKeyFromObject(s.app)
 	var cached []cachedHealth
 	s.health = map[string]componentHealth{}
 	for _, comp := range s.app.Spec.Components {
-		for _, g := range byCluster(entries) {
+		for _, g := range s.byClusterAndStep(entries) {
 			manifests := componentManifests(g.entries, comp.Name)
 			if len(manifests) == 0 {
 				continue
 			}
-			k := healthKey(comp.Name, g.cluster)
+			k := healthKey(comp.Name, g.cluster, g.step)
 			fp := healthFingerprint(s, defs, comp, g.entries, unread)
 			if h, ok := r.health.get(app, k, fp); ok {
 				s.health[k] = h
@@ -90,12 +86,60 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 	return nil
 }
 
-// healthKey identifies a component in one cluster.
-func healthKey(component, clusterName string) string {
+// healthKey identifies a component in one cluster and, in a workflow run
+// step by step, one step: two steps that deliver a component to two
+// namespaces of one cluster are judged each on its own objects.
+func healthKey(component, clusterName, step string) string {
 	if cluster.IsLocal(clusterName) {
 		clusterName = ""
 	}
-	return component + "@" + clusterName
+	k := component + "@" + clusterName
+	if step != "" {
+		k += "/" + step
+	}
+	return k
+}
+
+// splitHealthKey returns the component, cluster and step of a key.
+func splitHealthKey(k string) (component, clusterName, step string) {
+	component, rest, _ := strings.Cut(k, "@")
+	clusterName, step, _ = strings.Cut(rest, "/")
+	return component, clusterName, step
+}
+
+// healthStep is the step an entry's health is judged in: its own when the
+// version being kept runs its workflow step by step, else none.
+func (s *scope) healthStep(e v1beta1.ManagedResource) string {
+	if s.flow == nil {
+		return ""
+	}
+	return e.Step
+}
+
+// stepGroup is the entries of one cluster and one workflow step.
+type stepGroup struct {
+	cluster, step string
+	entries       []v1beta1.ManagedResource
+}
+
+// byClusterAndStep groups entries by cluster and, when the version runs
+// its workflow step by step, by step, in first-seen order.
+func (s *scope) byClusterAndStep(entries []v1beta1.ManagedResource) []stepGroup {
+	var out []stepGroup
+	for _, g := range byCluster(entries) {
+		idx := map[string]int{}
+		for _, e := range g.entries {
+			step := s.healthStep(e)
+			i, ok := idx[step]
+			if !ok {
+				i = len(out)
+				idx[step] = i
+				out = append(out, stepGroup{cluster: g.cluster, step: step})
+			}
+			out[i].entries = append(out[i].entries, e)
+		}
+	}
+	return out
 }
 
 // healthOf evaluates one component: its own policy, then each trait's.

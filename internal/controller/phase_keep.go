@@ -238,6 +238,7 @@ func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, appli
 	deps := dependencies(s.app)
 	types := componentTypes(s.app)
 	failed := map[string]bool{}
+	depHealth := map[string]*componentHealth{}
 	for _, e := range g.entries {
 		if e.Deleted && wanted[tracker.KeyOf(e)] {
 			// The other tracker still wants the object (it moved between
@@ -263,6 +264,18 @@ func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, appli
 			failed[e.Component] = true
 			p.keep.waiting = appendOnce(p.keep.waiting, e.Component)
 			continue
+		}
+		if s.dispatching(e) {
+			// Dispatched, a component waits for the components it
+			// depends on to be healthy, not only applied, as in
+			// KubeVela; StateKeep re-applies it whatever their health.
+			if dep, why := r.unhealthyDependency(ctx, s, p, c, g.entries, e, deps[e.Component], depHealth); dep != "" {
+				failed[e.Component] = true
+				p.keep.waiting = appendOnce(p.keep.waiting, e.Component)
+				p.keep.unhealthyDeps = appendOnce(p.keep.unhealthyDeps, fmt.Sprintf("%q waits for %q to become healthy%s", e.Component, dep, why))
+				decisionLog(ctx, tracker.KeyOf(e), decisionLevel).Info("Skipped: a component it depends on is not healthy yet", "component", e.Component, "dependency", dep)
+				continue
+			}
 		}
 		if r.Options.NoCrossNamespaceObjects {
 			// A version recorded before the flag was set is held to it too.

@@ -9,6 +9,9 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -30,16 +33,16 @@ func (r *ApplicationReconciler) advanceWorkflow(ctx context.Context, s *scope) e
 	if s.current == nil || s.current.Annotations[annotationWorkflowSteps] == "" {
 		return nil
 	}
-	steps, err := workflow.Decode(s.current.Annotations[annotationWorkflowSteps])
+	flow, err := workflow.Decode(s.current.Annotations[annotationWorkflowSteps])
 	if err == nil {
-		err = checkRecordedSteps(s.current, steps)
+		err = checkRecordedSteps(s.current, flow)
 	}
 	if err != nil {
 		s.flowErr = err
 		return nil
 	}
 	rev := liveRevision(s.app, s.current).Name
-	s.flow = workflow.Advance(steps, s.app.Status.Workflow, rev, time.Now())
+	s.flow = workflow.Advance(flow, s.app.Status.Workflow, rev, time.Now())
 	log := ctrl.LoggerFrom(ctx).V(decisionLevel)
 	switch s.flow.Status.Phase {
 	case workflow.PhaseSuspending:
@@ -54,11 +57,16 @@ func (r *ApplicationReconciler) advanceWorkflow(ctx context.Context, s *scope) e
 // name one of its recorded deploy steps: a ResourceTracker CRD from before
 // steps were recorded prunes the field, and an object without its step
 // would be applied whatever the gate says.
-func checkRecordedSteps(rt *v1beta1.ResourceTracker, steps []workflow.Step) error {
+func checkRecordedSteps(rt *v1beta1.ResourceTracker, flow workflow.Flow) error {
 	deploys := map[string]bool{}
-	for _, st := range steps {
+	for _, st := range flow.Steps {
 		if st.Delivers() {
 			deploys[st.Name] = true
+		}
+		for _, sub := range st.Sub {
+			if sub.Delivers() {
+				deploys[sub.Name] = true
+			}
 		}
 	}
 	entries, err := tracker.Entries(rt)
@@ -73,27 +81,128 @@ func checkRecordedSteps(rt *v1beta1.ResourceTracker, steps []workflow.Step) erro
 	return nil
 }
 
-// finishWorkflow records, after keepState and health, whether the deploy
-// step this pass ran has succeeded: every object of the step applied (by
-// a pass that could apply: valid policies and identity, a version
-// recorded, no failure, no component waiting) and every component the
-// step delivers healthy by its definition's health policy, as KubeVela's
-// deploy step waits for. A step that succeeded is not judged again.
-func (r *ApplicationReconciler) finishWorkflow(_ context.Context, s *scope) error {
+// finishWorkflow records, after keepState and health, whether each step
+// this pass ran has succeeded. A delivering step succeeds when every
+// object of the step was applied (by a pass that could apply: valid
+// policies and identity, a version recorded, no failure of the step's
+// objects or clusters, none of its components waiting) and every
+// component the step delivers is healthy by its definition's health
+// policy, as KubeVela's deploy step waits for. A depends-on-app step
+// succeeds once the Application it names is running. A step that
+// succeeded is not judged again; steps running together are judged each
+// on its own.
+func (r *ApplicationReconciler) finishWorkflow(ctx context.Context, s *scope) error {
 	if s.flow == nil {
 		return nil
 	}
-	done := s.keep.ran && s.rulesErr == nil && s.identityErr == nil && s.recordErr == nil &&
-		len(s.keep.failures) == 0 && len(s.keep.waiting) == 0
-	msg := ""
-	if !done {
-		msg = "waiting until every object of the step is applied"
-	} else if sick := unhealthyInStep(s, s.flow.Dispatching()); len(sick) > 0 {
-		done = false
-		msg = "waiting for components to become healthy: " + strings.Join(sick, ", ")
-	}
-	s.flow.Finish(done, msg, time.Now())
+	blocked := blockedSteps(s)
+	s.flow.Finish(func(name string) (bool, string) {
+		step, _ := s.flow.Step(name)
+		if step.Type == workflow.TypeDependsOnApp {
+			return r.appRunning(ctx, s, step.App)
+		}
+		if blocked == nil || blocked[name] {
+			return false, "waiting until every object of the step is applied"
+		}
+		if sick := unhealthyInStep(s, name); len(sick) > 0 {
+			return false, "waiting for components to become healthy: " + strings.Join(sick, ", ")
+		}
+		return true, ""
+	}, time.Now())
 	return nil
+}
+
+// blockedSteps returns the steps whose objects this pass did not all
+// apply: an object or cluster of the step failed, or a component of it
+// waits for a dependency. nil means every step (the pass could not apply,
+// or a failure names no object of the version).
+func blockedSteps(s *scope) map[string]bool {
+	if !s.keep.ran || s.rulesErr != nil || s.identityErr != nil || s.recordErr != nil {
+		return nil
+	}
+	entries, err := liveEntries(s.current, s.root)
+	if err != nil {
+		return nil
+	}
+	blocked := map[string]bool{}
+	byKey := make(map[tracker.Key]string, len(entries))
+	byCluster := map[string][]string{}
+	byComponent := map[string][]string{}
+	for _, e := range entries {
+		if e.Step == "" {
+			continue
+		}
+		byKey[tracker.KeyOf(e)] = e.Step
+		c := normalCluster(e.Cluster)
+		byCluster[c] = append(byCluster[c], e.Step)
+		byComponent[e.Component] = append(byComponent[e.Component], e.Step)
+	}
+	for _, f := range s.keep.failures {
+		if step, ok := byKey[f.Key]; ok {
+			blocked[step] = true
+			continue
+		}
+		if f.Key.Kind != "" || f.Key.Name != "" {
+			// An object of no step: nothing can be told apart.
+			return nil
+		}
+		// The cluster failed: every step with objects there.
+		for _, step := range byCluster[normalCluster(f.Key.Cluster)] {
+			blocked[step] = true
+		}
+	}
+	for _, c := range s.keep.waiting {
+		for _, step := range byComponent[c] {
+			blocked[step] = true
+		}
+	}
+	return blocked
+}
+
+// normalCluster spells the hub "" whatever the spelling.
+func normalCluster(name string) string {
+	if cluster.IsLocal(name) {
+		return ""
+	}
+	return name
+}
+
+// appRunning reports whether the Application a depends-on-app step waits
+// for ("namespace/name", the namespace empty for this Application's) is
+// running, and otherwise what it is. One of this namespace is read from
+// the cache; one of another namespace with this Application's identity,
+// so that a tenant reads only what its ServiceAccount may.
+func (r *ApplicationReconciler) appRunning(ctx context.Context, s *scope, ref string) (bool, string) {
+	namespace, name, _ := strings.Cut(ref, "/")
+	if namespace == "" {
+		namespace = s.app.Namespace
+	}
+	other := &v1beta1.Application{}
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	var err error
+	if namespace == s.app.Namespace {
+		err = r.Client.Get(ctx, key, other)
+	} else if s.identityErr != nil {
+		err = s.identityErr
+	} else {
+		var c client.Client
+		if c, err = s.clients.GetClient(ctx, cluster.Local); err == nil {
+			err = c.Get(ctx, key, other)
+		}
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, fmt.Sprintf("waiting for Application %s/%s, which does not exist", namespace, name)
+	case err != nil:
+		return false, fmt.Sprintf("reading Application %s/%s: %v", namespace, name, err)
+	case other.Status.Phase != v1beta1.ApplicationRunning:
+		phase := string(other.Status.Phase)
+		if phase == "" {
+			phase = "not reconciled yet"
+		}
+		return false, fmt.Sprintf("waiting for Application %s/%s to be running (it is %s)", namespace, name, phase)
+	}
+	return true, ""
 }
 
 // unhealthyInStep names the components (with their cluster and health
@@ -116,7 +225,7 @@ func unhealthyInStep(s *scope, step string) []string {
 		if e.Step != step || e.Component == "" {
 			continue
 		}
-		k := healthKey(e.Component, e.Cluster)
+		k := healthKey(e.Component, e.Cluster, e.Step)
 		if seen[k] {
 			continue
 		}
@@ -162,7 +271,7 @@ func (s *scope) gatedEntry(e v1beta1.ManagedResource) bool {
 // written, created even in report-only drift mode), as a newly recorded
 // version is.
 func (s *scope) dispatching(e v1beta1.ManagedResource) bool {
-	return s.fresh || (e.Step != "" && e.Step == s.flow.Dispatching())
+	return s.fresh || s.flow.Dispatches(e.Step)
 }
 
 // workflowCondition describes a gated run for the Dispatched condition;
@@ -184,16 +293,43 @@ func workflowCondition(s *scope) (reason, message string, ok bool) {
 	case workflow.PhaseTerminated:
 		return v1beta1.ReasonWorkflowTerminated, st.Message, true
 	}
+	var running []string
+	describe := func(step v1beta1.StepStatus) {
+		msg := fmt.Sprintf("%q", step.Name)
+		if step.Message != "" {
+			msg += ": " + step.Message
+		}
+		running = append(running, msg)
+	}
 	for _, step := range st.Steps {
-		if step.Phase == workflow.StepRunning || step.Phase == workflow.StepPending {
-			msg := fmt.Sprintf("running workflow step %q", step.Name)
-			if step.Message != "" {
-				msg += ": " + step.Message
+		if step.Phase != workflow.StepRunning && step.Phase != workflow.StepPending {
+			continue
+		}
+		if step.Phase == workflow.StepPending && len(running) > 0 {
+			// Steps one by one: the first pending step is the next.
+			break
+		}
+		n := len(running)
+		for _, sub := range step.SubStepsStatus {
+			if sub.Phase == workflow.StepRunning {
+				describe(sub)
 			}
-			return v1beta1.ReasonWorkflowRunning, msg, true
+		}
+		if len(running) == n {
+			describe(step.StepStatus)
+		}
+		if step.Phase == workflow.StepPending {
+			break
 		}
 	}
-	return "", "", false
+	if len(running) == 0 {
+		return "", "", false
+	}
+	word := "step"
+	if len(running) > 1 {
+		word = "steps"
+	}
+	return v1beta1.ReasonWorkflowRunning, fmt.Sprintf("running workflow %s %s", word, strings.Join(running, "; ")), true
 }
 
 // workflowPending reports whether a gated run has steps left to say so in

@@ -146,8 +146,12 @@ type keepReport struct {
 	applied  int
 	changes  []objectChange
 	failures []objectFailure
-	// waiting lists components skipped because a dependency failed.
+	// waiting lists components skipped because a dependency failed, or,
+	// when dispatched, is not healthy yet.
 	waiting []string
+	// unhealthyDeps says, for the Dispatched condition, which
+	// dependencies the waiting components wait to become healthy.
+	unhealthyDeps []string
 	// gated counts objects of workflow steps not reached yet.
 	gated int
 	// live are the objects as read or written in this pass, for health.

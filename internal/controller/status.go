@@ -85,6 +85,9 @@ func dispatchedCondition(s *scope) metav1.Condition {
 	case len(s.keep.waiting) > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonDependencyNotReady
 		c.Message = "waiting for dependencies of components " + strings.Join(s.keep.waiting, ", ")
+		if len(s.keep.unhealthyDeps) > 0 {
+			c.Message += ": " + strings.Join(s.keep.unhealthyDeps, "; ")
+		}
 	case workflowPending(s):
 		c.Status = metav1.ConditionFalse
 		c.Reason, c.Message, _ = workflowCondition(s)
@@ -115,10 +118,13 @@ func healthyCondition(s *scope) metav1.Condition {
 		if h.Healthy {
 			continue
 		}
-		comp, clusterName, _ := strings.Cut(k, "@")
+		comp, clusterName, step := splitHealthKey(k)
 		msg := fmt.Sprintf("component %q", comp)
 		if clusterName != "" {
 			msg += fmt.Sprintf(" in cluster %q", clusterName)
+		}
+		if step != "" {
+			msg += fmt.Sprintf(" (workflow step %q)", step)
 		}
 		if h.Message != "" {
 			msg += ": " + h.Message
@@ -214,9 +220,10 @@ func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1b
 	var services []v1beta1.ApplicationComponentStatus
 	var refs []v1beta1.ClusterObjectReference
 	byName := map[string]int{}
+	var keys []string // the health key of each service
 	failed := map[string]string{}
 	for _, f := range s.keep.failures {
-		if k := healthKey(f.Component, f.Key.Cluster); f.Component != "" && failed[k] == "" {
+		if k := healthKey(f.Component, f.Key.Cluster, ""); f.Component != "" && failed[k] == "" {
 			failed[k] = f.Err.Error()
 		}
 	}
@@ -243,9 +250,10 @@ func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1b
 			if e.Component == "" || (rt == s.root && !inSpec[e.Component] && !slices.ContainsFunc(services, func(svc v1beta1.ApplicationComponentStatus) bool { return svc.Name == e.Component })) {
 				continue
 			}
-			svcKey := healthKey(e.Component, e.Cluster)
+			svcKey := healthKey(e.Component, e.Cluster, s.healthStep(e))
 			if _, ok := byName[svcKey]; !ok {
 				byName[svcKey] = len(services)
+				keys = append(keys, svcKey)
 				services = append(services, v1beta1.ApplicationComponentStatus{Name: e.Component, Namespace: e.Namespace,
 					Cluster: e.Cluster, Healthy: true})
 			}
@@ -261,13 +269,13 @@ func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1b
 	}
 	for i := range services {
 		svc := &services[i]
-		if h, ok := s.health[healthKey(svc.Name, svc.Cluster)]; ok {
+		if h, ok := s.health[keys[i]]; ok {
 			svc.Healthy, svc.Message, svc.Details = h.Healthy, h.Message, h.Details
 			if len(h.traits) > 0 {
 				svc.Traits = h.traits
 			}
 		}
-		if msg, bad := failed[healthKey(svc.Name, svc.Cluster)]; bad {
+		if msg, bad := failed[healthKey(svc.Name, svc.Cluster, "")]; bad {
 			svc.Healthy = false
 			svc.Message = msg
 		}

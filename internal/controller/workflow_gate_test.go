@@ -190,6 +190,22 @@ func TestWorkflow_ApprovalGate(t *testing.T) {
 	waitReady(t, ns, "gate")
 }
 
+// stagedApp is an Application of one Deployment (test-healthy, healthy
+// once setReady) with topology policies staging and production into the
+// namespaces given, and the workflow steps given (YAML list items).
+func stagedApp(name, staging, prod, steps string) string {
+	return fmt.Sprintf(`metadata: {name: %s}
+spec:
+  components:
+    - {name: api, type: test-healthy, properties: {image: nginx}}
+  policies:
+    - {name: staging, type: topology, properties: {clusters: [local], namespace: %s}}
+    - {name: production, type: topology, properties: {clusters: [local], namespace: %s}}
+  workflow:
+    steps:%s
+`, name, staging, prod, steps)
+}
+
 // setReady plays the Deployment controller, which envtest does not run:
 // the Deployment becomes ready, so its health policy passes.
 func setReady(t *testing.T, ns, name string) {
@@ -213,19 +229,10 @@ func TestWorkflow_DeployStepWaitsForHealth(t *testing.T) {
 	envs := envNamespaces(t, ns, "staging", "prod")
 	staging, prod := envs[0], envs[1]
 	startManager(t, testCfg, testOptions())
-	createApp(t, ns, fmt.Sprintf(`metadata: {name: gate}
-spec:
-  components:
-    - {name: api, type: test-healthy, properties: {image: nginx}}
-  policies:
-    - {name: staging, type: topology, properties: {clusters: [local], namespace: %s}}
-    - {name: production, type: topology, properties: {clusters: [local], namespace: %s}}
-  workflow:
-    steps:
+	createApp(t, ns, stagedApp("gate", staging, prod, `
       - {name: deploy-staging, type: deploy, properties: {policies: [staging]}}
       - {name: approve, type: suspend}
-      - {name: deploy-prod, type: deploy, properties: {policies: [production]}}
-`, staging, prod))
+      - {name: deploy-prod, type: deploy, properties: {policies: [production]}}`))
 
 	running := func(step int) func() error {
 		return func() error {

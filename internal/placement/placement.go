@@ -100,6 +100,13 @@ func Resolve(app *v1beta1.Application, clusters []cluster.Cluster) ([]Step, erro
 	if err := CheckWorkflow(app.Spec.Workflow); err != nil {
 		return nil, err
 	}
+	for _, c := range app.Spec.Components {
+		// Values the workflow passes between components: delivering
+		// without them would apply what the user did not write.
+		if len(c.Inputs) > 0 || len(c.Outputs) > 0 {
+			return nil, &UnsupportedError{What: fmt.Sprintf("inputs and outputs of component %q (values passed between components)", c.Name)}
+		}
+	}
 	byName := make(map[string]v1beta1.AppPolicy, len(app.Spec.Policies))
 	for _, p := range app.Spec.Policies {
 		if _, dup := byName[p.Name]; dup {
@@ -123,44 +130,19 @@ func Resolve(app *v1beta1.Application, clusters []cluster.Cluster) ([]Step, erro
 		return []Step{step}, nil
 	}
 	steps := make([]Step, 0, len(deploys))
-	deployN, applyN, objectN := 0, 0, 0
+	names := workflow.Namer{}
 	for _, ws := range deploys {
-		if ws.Type == StepApplyObject {
-			objectN++
-			step, err := resolveApplyObject(workflow.ApplyObjectStepName(ws.Name, objectN), ws, known)
-			if err != nil {
-				return nil, err
-			}
-			steps = append(steps, step)
-			continue
+		name := names.Name(ws)
+		var step Step
+		var err error
+		switch ws.Type {
+		case StepApplyObject:
+			step, err = resolveApplyObject(name, ws, known)
+		case StepApplyComponent:
+			step, err = resolveApplyComponent(name, ws, app, known)
+		default:
+			step, err = resolveDeploy(name, ws, byName, known)
 		}
-		if ws.Type == StepApplyComponent {
-			applyN++
-			step, err := resolveApplyComponent(workflow.ApplyComponentStepName(ws.Name, applyN), ws, app, known)
-			if err != nil {
-				return nil, err
-			}
-			steps = append(steps, step)
-			continue
-		}
-		deployN++
-		name := ws.Name
-		if name == "" {
-			name = fmt.Sprintf("%s-%d", StepDeploy, deployN)
-		}
-		props, err := parseDeploy(name, ws)
-		if err != nil {
-			return nil, err
-		}
-		selected, err := selectPolicies(name, props, byName)
-		if err != nil {
-			return nil, err
-		}
-		parallelism := DefaultParallelism
-		if props.Parallelism != nil && *props.Parallelism > 0 {
-			parallelism = *props.Parallelism
-		}
-		step, err := resolveStep(name, selected, parallelism, known)
 		if err != nil {
 			return nil, err
 		}
@@ -169,19 +151,38 @@ func Resolve(app *v1beta1.Application, clusters []cluster.Cluster) ([]Step, erro
 	return steps, nil
 }
 
-// deploySteps returns the steps of a workflow that deliver, in order:
-// deploy steps, looking into step groups, and apply-component steps.
+// resolveDeploy places a deploy step with the policies it names.
+func resolveDeploy(name string, ws v1beta1.WorkflowStepBase, byName map[string]v1beta1.AppPolicy, known registered) (Step, error) {
+	props, err := parseDeploy(name, ws)
+	if err != nil {
+		return Step{}, err
+	}
+	selected, err := selectPolicies(name, props, byName)
+	if err != nil {
+		return Step{}, err
+	}
+	parallelism := DefaultParallelism
+	if props.Parallelism != nil && *props.Parallelism > 0 {
+		parallelism = *props.Parallelism
+	}
+	return resolveStep(name, selected, parallelism, known)
+}
+
+// deploySteps returns the steps of a workflow that deliver, in workflow
+// order, looking into step groups: deploy, apply-component and
+// apply-object steps.
 func deploySteps(wf *v1beta1.Workflow) []v1beta1.WorkflowStepBase {
 	if wf == nil {
 		return nil
 	}
+	delivers := func(t string) bool { return t == StepDeploy || t == StepApplyComponent || t == StepApplyObject }
 	var out []v1beta1.WorkflowStepBase
 	for _, s := range wf.Steps {
-		if s.Type == StepDeploy || s.Type == StepApplyComponent || s.Type == StepApplyObject {
+		if delivers(s.Type) {
 			out = append(out, s.WorkflowStepBase)
 		}
 		for _, sub := range s.SubSteps {
-			if sub.Type == StepDeploy {
+			if delivers(sub.Type) {
 				out = append(out, sub)
 			}
 		}

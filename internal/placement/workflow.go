@@ -11,8 +11,8 @@ import (
 )
 
 // UnsupportedError is a workflow instruction Steward does not carry out:
-// a step type other than deploy (or a step group of deploy steps), or a
-// field that changes when or whether a step runs. Carrying out the rest
+// a step type it does not run, a property it does not read, inputs or
+// outputs. Carrying out the rest
 // would skip it silently (a suspend step before a production deploy would
 // deliver to production at once), so the whole version is refused.
 type UnsupportedError struct {
@@ -27,11 +27,13 @@ func (e *UnsupportedError) Error() string {
 	if e.Step != "" {
 		where = fmt.Sprintf("workflow step %q", e.Step)
 	}
-	return fmt.Sprintf("%s: %s is not supported by Steward, which runs deploy, apply-component, apply-object and suspend steps; nothing of this version is applied. Remove it, or see docs/workflow.md", where, e.What)
+	return fmt.Sprintf("%s: %s is not supported by Steward, which runs deploy, apply-component, apply-object, suspend, step-group and depends-on-app steps; nothing of this version is applied. Remove it, or see docs/workflow.md", where, e.What)
 }
 
 // CheckWorkflow refuses a workflow with an instruction Steward would not
-// carry out; see UnsupportedError.
+// carry out; see UnsupportedError. A workflow it runs step by step
+// (workflow.Gated) is also checked whole: names used once, dependsOn
+// without a cycle, timeouts that parse and conditions that evaluate.
 func CheckWorkflow(wf *v1beta1.Workflow) error {
 	if wf == nil {
 		return nil
@@ -39,34 +41,26 @@ func CheckWorkflow(wf *v1beta1.Workflow) error {
 	if wf.Ref != "" {
 		return &UnsupportedError{What: fmt.Sprintf("ref %q (WorkflowTemplate)", wf.Ref)}
 	}
-	if err := checkMode(wf); err != nil {
-		return err
+	if _, _, err := workflow.Mode(wf); err != nil {
+		return &UnsupportedError{What: err.Error()}
 	}
-	gated, grouped, deploys := workflow.Gated(wf), false, false
+	gated := workflow.Gated(wf)
+	names := workflow.Namer{}
 	for _, s := range wf.Steps {
-		grouped = grouped || s.Type == "step-group"
-		deploys = deploys || s.Type == StepDeploy || s.Type == StepApplyComponent || s.Type == StepApplyObject
-	}
-	if gated && grouped {
-		return &UnsupportedError{What: "a step-group in a workflow with suspend steps, auto: false, if or timeout, or apply-component or apply-object steps (they run between top-level steps)"}
-	}
-	if gated && !deploys {
-		return &UnsupportedError{What: "a workflow of suspend steps without a deploy step (it would deliver nothing)"}
-	}
-	if gated {
-		// Steps run one by one by name: names must be distinct.
-		if err := distinctNames(wf); err != nil {
-			return err
-		}
-	}
-	for i, s := range wf.Steps {
-		name := stepName(s.Name, i)
-		if s.Type == "step-group" {
-			if err := checkStepFields(name, s.WorkflowStepBase, false); err != nil {
+		name := names.Name(s.WorkflowStepBase)
+		if s.Type == TypeStepGroup {
+			if err := checkStepFields(name, s.WorkflowStepBase); err != nil {
 				return err
 			}
-			for j, sub := range s.SubSteps {
-				if err := checkStep(stepName(sub.Name, j), sub, false); err != nil {
+			if s.Properties != nil && len(s.Properties.Raw) > 0 && string(s.Properties.Raw) != "{}" && string(s.Properties.Raw) != "null" {
+				return &UnsupportedError{Step: name, What: "step-group properties " + string(s.Properties.Raw)}
+			}
+			for _, sub := range s.SubSteps {
+				subName := names.Name(sub)
+				if sub.Type == TypeStepGroup {
+					return &UnsupportedError{Step: subName, What: "a step-group inside a step-group"}
+				}
+				if err := checkOne(subName, sub); err != nil {
 					return err
 				}
 			}
@@ -75,35 +69,45 @@ func CheckWorkflow(wf *v1beta1.Workflow) error {
 		if len(s.SubSteps) > 0 {
 			return &UnsupportedError{Step: name, What: "subSteps outside a step-group"}
 		}
-		if s.Type == StepSuspend {
-			if err := checkSuspend(name, s.WorkflowStepBase); err != nil {
-				return err
-			}
-			continue
-		}
-		if s.Type == StepApplyComponent {
-			if err := checkApplyComponent(name, s.WorkflowStepBase); err != nil {
-				return err
-			}
-			continue
-		}
-		if s.Type == StepApplyObject {
-			if err := checkApplyObject(name, s.WorkflowStepBase); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := checkStep(name, s.WorkflowStepBase, true); err != nil {
+		if err := checkOne(name, s.WorkflowStepBase); err != nil {
 			return err
 		}
 	}
 	if gated {
-		// Timeouts parse and conditions evaluate over the steps' names.
+		// Steps run by name: names must be distinct.
+		if err := distinctNames(wf); err != nil {
+			return err
+		}
 		if _, err := workflow.Steps(wf); err != nil {
 			return &InvalidWorkflowError{Err: err}
 		}
 	}
 	return nil
+}
+
+// TypeStepGroup runs its sub-steps in parallel (or one by one).
+const TypeStepGroup = workflow.TypeStepGroup
+
+// checkOne checks a step that is not a step group.
+func checkOne(name string, s v1beta1.WorkflowStepBase) error {
+	switch s.Type {
+	case StepSuspend:
+		return checkSuspend(name, s)
+	case StepApplyComponent:
+		return checkApplyComponent(name, s)
+	case StepApplyObject:
+		return checkApplyObject(name, s)
+	case workflow.TypeDependsOnApp:
+		props, err := stepProperties(name, s.Type, s, map[string]bool{"name": true, "namespace": true})
+		if err != nil {
+			return err
+		}
+		if _, ok := props["name"]; !ok {
+			return &InvalidWorkflowError{Err: fmt.Errorf("step %q: depends-on-app needs properties.name, the Application to wait for", name)}
+		}
+		return nil
+	}
+	return checkStep(name, s)
 }
 
 // InvalidWorkflowError is a workflow Steward runs whose step is wrong: a
@@ -117,43 +121,12 @@ func (e *InvalidWorkflowError) Error() string {
 
 func (e *InvalidWorkflowError) Unwrap() error { return e.Err }
 
-// checkMode accepts only the mode Steward's one pass satisfies: steps one
-// after another (KubeVela's default, StepByStep), with sub-steps in any
-// mode.
-func checkMode(wf *v1beta1.Workflow) error {
-	if wf.Mode == nil || len(wf.Mode.Raw) == 0 {
-		return nil
-	}
-	var mode struct {
-		Steps    string `json:"steps"`
-		SubSteps string `json:"subSteps"`
-	}
-	if err := json.Unmarshal(wf.Mode.Raw, &mode); err != nil {
-		return &UnsupportedError{What: "mode " + string(wf.Mode.Raw)}
-	}
-	if mode.Steps != "" && mode.Steps != "StepByStep" {
-		return &UnsupportedError{What: fmt.Sprintf("mode steps: %s (only StepByStep)", mode.Steps)}
-	}
-	if mode.SubSteps != "" && mode.SubSteps != "DAG" && mode.SubSteps != "StepByStep" {
-		return &UnsupportedError{What: fmt.Sprintf("mode subSteps: %s", mode.SubSteps)}
-	}
-	return nil
-}
-
-func stepName(name string, i int) string {
-	if name == "" {
-		return fmt.Sprintf("#%d", i+1)
-	}
-	return name
-}
-
-// checkStep checks a deploy step; topLevel allows auto: false, which the
-// gate runs between top-level steps only.
-func checkStep(name string, s v1beta1.WorkflowStepBase, topLevel bool) error {
+// checkStep checks a deploy step.
+func checkStep(name string, s v1beta1.WorkflowStepBase) error {
 	if s.Type != StepDeploy {
 		return &UnsupportedError{Step: name, What: fmt.Sprintf("step type %q", s.Type)}
 	}
-	if err := checkStepFields(name, s, topLevel); err != nil {
+	if err := checkStepFields(name, s); err != nil {
 		return err
 	}
 	if s.Properties == nil || len(s.Properties.Raw) == 0 {
@@ -177,11 +150,7 @@ func checkStep(name string, s v1beta1.WorkflowStepBase, topLevel bool) error {
 					return &UnsupportedError{Step: name, What: fmt.Sprintf("inline policy of type %q (only topology and override are read inline; list it in spec.policies)", p.Type)}
 				}
 			}
-		case "policies", "parallelism", "ignoreTerraformComponent":
-		case "auto":
-			if strings.TrimSpace(string(v)) == "false" && !topLevel {
-				return &UnsupportedError{Step: name, What: "auto: false inside a step-group (it pauses top-level deploy steps only)"}
-			}
+		case "policies", "parallelism", "ignoreTerraformComponent", "auto":
 		default:
 			return &UnsupportedError{Step: name, What: fmt.Sprintf("deploy property %q", k)}
 		}
@@ -189,22 +158,29 @@ func checkStep(name string, s v1beta1.WorkflowStepBase, topLevel bool) error {
 	return nil
 }
 
-// distinctNames refuses two top-level steps of one name, as a run of a
-// gated workflow names them (unnamed deploy steps deploy-<n>, unnamed
-// suspend steps suspend-<n>, n counting steps of the type from 1).
+// distinctNames refuses two steps of one name (sub-steps included), as a
+// run of a gated workflow names them (an unnamed step <type>-<n>, n
+// counting steps of the type from 1).
 func distinctNames(wf *v1beta1.Workflow) error {
 	seen := map[string]bool{}
-	count := map[string]int{}
-	for _, s := range wf.Steps {
-		count[s.Type]++
-		name := s.Name
-		if name == "" {
-			name = fmt.Sprintf("%s-%d", s.Type, count[s.Type])
-		}
+	names := workflow.Namer{}
+	check := func(s v1beta1.WorkflowStepBase) error {
+		name := names.Name(s)
 		if seen[name] {
-			return &UnsupportedError{Step: name, What: "a second step of the same name (each step of a workflow with suspend steps needs its own)"}
+			return &UnsupportedError{Step: name, What: "a second step of the same name (each step of a workflow Steward runs step by step needs its own)"}
 		}
 		seen[name] = true
+		return nil
+	}
+	for _, s := range wf.Steps {
+		if err := check(s.WorkflowStepBase); err != nil {
+			return err
+		}
+		for _, sub := range s.SubSteps {
+			if err := check(sub); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -214,10 +190,9 @@ func distinctNames(wf *v1beta1.Workflow) error {
 const StepSuspend = "suspend"
 
 // checkSuspend accepts a suspend step with the properties Steward reads
-// (duration, message); a suspend step inside a step group, or a workflow
-// mixing one with step groups, is refused by CheckWorkflow.
+// (duration, message).
 func checkSuspend(name string, s v1beta1.WorkflowStepBase) error {
-	if err := checkStepFields(name, s, true); err != nil {
+	if err := checkStepFields(name, s); err != nil {
 		return err
 	}
 	if s.Properties == nil || len(s.Properties.Raw) == 0 {
@@ -277,11 +252,10 @@ func checkApplyObject(name string, s v1beta1.WorkflowStepBase) error {
 	return nil
 }
 
-// stepProperties checks a top-level step's fields and reads its
-// properties, refusing one Steward does not read; known names the
+// stepProperties checks a step's fields and reads its properties, refusing one Steward does not read; known names the
 // properties it reads, true for those that must be strings.
 func stepProperties(name, typ string, s v1beta1.WorkflowStepBase, known map[string]bool) (map[string]json.RawMessage, error) {
-	if err := checkStepFields(name, s, true); err != nil {
+	if err := checkStepFields(name, s); err != nil {
 		return nil, err
 	}
 	var props map[string]json.RawMessage
@@ -303,20 +277,10 @@ func stepProperties(name, typ string, s v1beta1.WorkflowStepBase, known map[stri
 	return props, nil
 }
 
-// checkStepFields refuses the fields that order steps or pass values
-// between them, and if and timeout except on top-level steps (which the
-// gate runs one by one).
-func checkStepFields(name string, s v1beta1.WorkflowStepBase, topLevel bool) error {
+// checkStepFields refuses the fields that pass values between steps,
+// which Steward does not run.
+func checkStepFields(name string, s v1beta1.WorkflowStepBase) error {
 	var fields []string
-	if s.If != "" && !topLevel {
-		fields = append(fields, "if")
-	}
-	if s.Timeout != "" && !topLevel {
-		fields = append(fields, "timeout")
-	}
-	if len(s.DependsOn) > 0 {
-		fields = append(fields, "dependsOn")
-	}
 	if len(s.Inputs) > 0 {
 		fields = append(fields, "inputs")
 	}

@@ -19,7 +19,7 @@ func TestCheckWorkflow_RefusesWhatWouldBeSkipped(t *testing.T) {
 		{"a step group of deploys", `{steps: [{name: g, type: step-group, subSteps: [{name: a, type: deploy}, {name: b, type: deploy}]}]}`, ""},
 		{"an approval gate", `{steps: [{name: staging, type: deploy}, {name: approve, type: suspend, properties: {duration: 1m, message: "approve it"}}, {name: prod, type: deploy}]}`, ""},
 		{"two steps of one name", `{steps: [{name: prod, type: deploy}, {type: suspend}, {name: suspend-1, type: deploy}]}`, `"suspend-1": a second step of the same name`},
-		{"suspend steps alone", `{steps: [{name: wait, type: suspend}]}`, `suspend steps without a deploy step`},
+		{"suspend steps alone", `{steps: [{name: wait, type: suspend}]}`, `it would deliver nothing`},
 		{"a suspend property Steward does not read", `{steps: [{name: approve, type: suspend, properties: {approvers: [a]}}, {name: d, type: deploy}]}`, `suspend property "approvers"`},
 		{"a suspend duration that does not parse", `{steps: [{name: wait, type: suspend, properties: {duration: soon}}, {name: d, type: deploy}]}`, `duration "soon" (want a positive duration`},
 		{"a conditional suspend", `{steps: [{name: approve, type: suspend, if: always}, {name: d, type: deploy}]}`, ""},
@@ -28,25 +28,37 @@ func TestCheckWorkflow_RefusesWhatWouldBeSkipped(t *testing.T) {
 		{"a condition over inputs", `{steps: [{name: prod, type: deploy, if: 'inputs.x == "a"'}]}`, `reference "inputs" not found`},
 		{"a condition that is not a boolean", `{steps: [{name: prod, type: deploy, if: "1"}]}`, `as bool`},
 		{"a timeout that does not parse", `{steps: [{name: prod, type: deploy, timeout: soon}]}`, `timeout "soon": want a positive duration`},
-		{"a timeout inside a group", `{steps: [{name: g, type: step-group, subSteps: [{name: a, type: deploy, timeout: 1m}]}]}`, `"a": field timeout`},
-		{"a condition on a group", `{steps: [{name: g, type: step-group, if: always, subSteps: [{name: a, type: deploy}]}]}`, `a step-group in a workflow with suspend steps, auto: false, if or timeout`},
-		{"a suspend inside a group", `{steps: [{name: g, type: step-group, subSteps: [{name: wait, type: suspend}]}]}`, `"wait": step type "suspend"`},
-		{"a suspend beside a group", `{steps: [{name: wait, type: suspend}, {name: g, type: step-group, subSteps: [{name: a, type: deploy}]}]}`, `a step-group in a workflow with suspend steps, auto: false, if or timeout`},
+		{"a timeout inside a group", `{steps: [{name: g, type: step-group, subSteps: [{name: a, type: deploy, timeout: 1m}]}]}`, ""},
+		{"a condition on a group", `{steps: [{name: g, type: step-group, if: always, subSteps: [{name: a, type: deploy}]}]}`, ""},
+		{"a suspend inside a group", `{steps: [{name: g, type: step-group, subSteps: [{name: wait, type: suspend}, {name: a, type: deploy}]}]}`, ""},
+		{"a suspend beside a group", `{steps: [{name: wait, type: suspend}, {name: g, type: step-group, subSteps: [{name: a, type: deploy}]}]}`, ""},
 		{"auto false", `{steps: [{name: staging, type: deploy}, {name: prod, type: deploy, properties: {auto: false}}]}`, ""},
-		{"auto false inside a group", `{steps: [{name: g, type: step-group, subSteps: [{name: prod, type: deploy, properties: {auto: false}}]}]}`, `"prod": auto: false inside a step-group`},
-		{"auto false beside a group", `{steps: [{name: prod, type: deploy, properties: {auto: false}}, {name: g, type: step-group, subSteps: [{name: a, type: deploy}]}]}`, `a step-group in a workflow with suspend steps, auto: false, if or timeout`},
+		{"auto false inside a group", `{steps: [{name: g, type: step-group, subSteps: [{name: prod, type: deploy, properties: {auto: false}}]}]}`, ""},
+		{"auto false beside a group", `{steps: [{name: prod, type: deploy, properties: {auto: false}}, {name: g, type: step-group, subSteps: [{name: a, type: deploy}]}]}`, ""},
 		{"apply-component steps", `{steps: [{name: api, type: apply-component, properties: {component: api}}, {name: cfg, type: apply-component, timeout: 1m, properties: {component: cfg, cluster: eu-1}}]}`, ""},
 		{"apply-component without its component", `{steps: [{name: api, type: apply-component, properties: {cluster: eu-1}}]}`, `step "api": apply-component needs properties.component`},
 		{"an apply-component property Steward does not read", `{steps: [{name: api, type: apply-component, properties: {component: api, namespace: x}}]}`, `apply-component property "namespace"`},
-		{"apply-component inside a group", `{steps: [{name: g, type: step-group, subSteps: [{name: api, type: apply-component, properties: {component: api}}]}]}`, `"api": step type "apply-component"`},
+		{"apply-component inside a group", `{steps: [{name: g, type: step-group, subSteps: [{name: api, type: apply-component, properties: {component: api}}]}]}`, ""},
+		{"a step-group inside a step-group", `{steps: [{name: g, type: step-group, subSteps: [{name: h, type: step-group}]}]}`, `"h": a step-group inside a step-group`},
+		{"a step-group without sub-steps", `{steps: [{name: g, type: step-group}, {name: a, type: deploy}]}`, `step-group "g" has no subSteps`},
+		{"a name used by a sub-step too", `{steps: [{name: a, type: deploy}, {name: g, type: step-group, subSteps: [{name: a, type: deploy}]}]}`, `"a": a second step of the same name`},
+		{"dependsOn in DAG mode", `{mode: {steps: DAG}, steps: [{name: prod, type: deploy, dependsOn: [staging]}, {name: staging, type: deploy}, {name: other, type: deploy}]}`, ""},
+		{"dependsOn between sub-steps", `{steps: [{name: g, type: step-group, subSteps: [{name: b, type: deploy, dependsOn: [a]}, {name: a, type: deploy}]}]}`, ""},
+		{"dependsOn a later step, one by one", `{steps: [{name: prod, type: deploy, dependsOn: [staging]}, {name: staging, type: deploy}]}`, `dependsOn "staging" names a later step`},
+		{"a dependsOn cycle", `{mode: {steps: DAG}, steps: [{name: a, type: deploy, dependsOn: [b]}, {name: b, type: deploy, dependsOn: [a]}]}`, `form a cycle`},
+		{"dependsOn across levels", `{steps: [{name: a, type: deploy}, {name: g, type: step-group, subSteps: [{name: b, type: deploy, dependsOn: [a]}]}]}`, `dependsOn "a" names no step beside it`},
+		{"depends-on-app", `{steps: [{name: db, type: depends-on-app, properties: {name: db, namespace: data}}, {name: a, type: deploy}]}`, ""},
+		{"depends-on-app without its name", `{steps: [{name: db, type: depends-on-app, properties: {namespace: data}}, {name: a, type: deploy}]}`, `depends-on-app needs properties.name`},
+		{"inputs", `{steps: [{name: prod, type: deploy, inputs: [{from: ip, parameterKey: x}]}]}`, "field inputs"},
 		{"apply-object steps", `{steps: [{name: cm, type: apply-object, properties: {value: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}, cluster: eu-1}}, {name: wait, type: suspend}]}`, ""},
 		{"apply-object without its object", `{steps: [{name: cm, type: apply-object}]}`, `step "cm": apply-object needs properties.value`},
 		{"apply-object whose value is not an object", `{steps: [{name: cm, type: apply-object, properties: {value: "x"}}]}`, `step "cm": apply-object needs properties.value`},
 		{"an apply-object property Steward does not read", `{steps: [{name: cm, type: apply-object, properties: {value: {kind: x}, patch: {}}}]}`, `apply-object property "patch"`},
-		{"dependsOn", `{steps: [{name: prod, type: deploy, dependsOn: [staging]}]}`, "field dependsOn"},
+		{"dependsOn a step that does not exist", `{steps: [{name: prod, type: deploy, dependsOn: [staging]}]}`, `dependsOn "staging" names no step beside it`},
 		{"outputs", `{steps: [{name: prod, type: deploy, outputs: [{name: ip, valueFrom: output.status}]}]}`, "field outputs"},
 		{"an unknown deploy property", `{steps: [{name: prod, type: deploy, properties: {policy: [x]}}]}`, `deploy property "policy"`},
-		{"mode", `{mode: {steps: DAG}, steps: [{name: a, type: deploy}]}`, "the workflow: mode steps: DAG"},
+		{"mode DAG", `{mode: {steps: DAG, subSteps: StepByStep}, steps: [{name: a, type: deploy}]}`, ""},
+		{"a mode Steward does not know", `{mode: {steps: Parallel}, steps: [{name: a, type: deploy}]}`, `the workflow: mode "Parallel": want StepByStep or DAG`},
 		{"the default mode", `{mode: {steps: StepByStep, subSteps: DAG}, steps: [{name: a, type: deploy}]}`, ""},
 		{"an inline resource policy", `{steps: [{name: a, type: deploy, properties: {inlinePolicies: [{type: read-only, properties: {}}]}}]}`, `inline policy of type "read-only"`},
 		{"inline topology", `{steps: [{name: a, type: deploy, properties: {inlinePolicies: [{type: topology, properties: {clusters: [local]}}]}}]}`, ""},
@@ -77,5 +89,21 @@ func TestCheckWorkflow_RefusesWhatWouldBeSkipped(t *testing.T) {
 				t.Errorf("Resolve: %v, want the refusal", err)
 			}
 		})
+	}
+}
+
+// Values passed between components are refused, not dropped: a component
+// would be delivered without the value its inputs name.
+func TestResolve_RefusesComponentInputsAndOutputs(t *testing.T) {
+	app := &v1beta1.Application{}
+	if err := yaml.Unmarshal([]byte(`spec:
+  components:
+    - {name: db, type: x, outputs: [{name: ip, valueFrom: output.status.podIP}]}
+    - {name: api, type: x, inputs: [{from: ip, parameterKey: env.DB}]}`), app); err != nil {
+		t.Fatal(err)
+	}
+	_, err := placement.Resolve(app, nil)
+	if !errors.As(err, new(*placement.UnsupportedError)) || !strings.Contains(err.Error(), `inputs and outputs of component "db"`) {
+		t.Fatalf("error %v", err)
 	}
 }

@@ -1,20 +1,22 @@
-// Package workflow runs the gates of an Application's workflow: deploy
-// steps one after another, suspend steps between them that wait until
-// the workflow is resumed (or for their duration), deploy steps with
-// auto: false, and the steps' if conditions and timeouts. It is pure:
-// given the
-// steps, the status of the run so far and the time, Advance says which
-// deploy steps a pass may apply, and Finish records what the pass
+// Package workflow runs an Application's workflow when it has more than
+// deploy steps to run in one pass: steps one after another or as a DAG
+// (dependsOn), step groups whose sub-steps run in parallel or one by one,
+// suspend steps that wait until the workflow is resumed (or for their
+// duration), deploy steps with auto: false, steps that wait for another
+// Application (depends-on-app), and the steps' if conditions and timeouts.
+// It is pure: given the steps, the status of the run so far and the time,
+// Advance says which steps a pass runs, and Finish records what the pass
 // achieved, in KubeVela's status.workflow shape.
 //
-// Only workflows with a gate (a suspend step, a deploy step with auto:
-// false, a step with if or timeout) are run here (Gated); any other
-// workflow is delivered in one pass, as before.
+// Only workflows with a gate (Gated) are run here; any other workflow is
+// delivered in one pass, as before.
 package workflow
 
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,6 +38,11 @@ const (
 	// by default).
 	TypeApplyObject = "apply-object"
 	TypeSuspend     = "suspend"
+	// TypeStepGroup runs its sub-steps, in parallel unless the workflow's
+	// mode says subSteps: StepByStep.
+	TypeStepGroup = "step-group"
+	// TypeDependsOnApp waits until another Application is running.
+	TypeDependsOnApp = "depends-on-app"
 )
 
 // Phases of a run, and of its steps, as KubeVela names them.
@@ -64,18 +71,50 @@ const (
 // IfAlways runs a step whatever the earlier steps did.
 const IfAlways = "always"
 
-// ModeStepByStep is the only mode a gated workflow runs in.
-const ModeStepByStep = "StepByStep-DAG"
+// Modes of a workflow's steps and of its step groups' sub-steps, as
+// KubeVela names them in spec.workflow.mode.
+const (
+	ModeStepByStepName = "StepByStep"
+	ModeDAGName        = "DAG"
+)
+
+// ModeStepByStep is status.workflow.mode of the default run: steps one by
+// one, sub-steps in parallel.
+const ModeStepByStep = ModeStepByStepName + "-" + ModeDAGName
 
 // SuspendStateManual marks, in status.workflow.suspendState, a run
 // suspended by hand (steward workflow suspend): only a resume ends it,
 // never a suspend step's duration.
 const SuspendStateManual = "manual"
 
+// Flow is a gated workflow as it is recorded with a version: its steps and
+// how they run.
+type Flow struct {
+	// DAG runs the top-level steps as soon as the steps they depend on
+	// have run (mode steps: DAG); otherwise one after another.
+	DAG bool `json:"dag,omitempty"`
+	// SubStepByStep runs step groups' sub-steps one after another (mode
+	// subSteps: StepByStep); otherwise in parallel, by their dependsOn.
+	SubStepByStep bool   `json:"subStepByStep,omitempty"`
+	Steps         []Step `json:"steps"`
+}
+
+// Mode is the run's status.workflow.mode, like "StepByStep-DAG".
+func (f Flow) Mode() string {
+	steps, subs := ModeStepByStepName, ModeDAGName
+	if f.DAG {
+		steps = ModeDAGName
+	}
+	if f.SubStepByStep {
+		subs = ModeStepByStepName
+	}
+	return steps + "-" + subs
+}
+
 // Step is one step of a gated workflow.
 type Step struct {
-	// Name is the step's name; deploy steps name what their objects are
-	// recorded under.
+	// Name is the step's name; delivering steps name what their objects
+	// are recorded under.
 	Name string `json:"name"`
 	Type string `json:"type"`
 	// Duration, for a suspend step, resumes it by itself that long after
@@ -87,45 +126,83 @@ type Step struct {
 	// run before the step until it is resumed.
 	Approve bool `json:"approve,omitempty"`
 	// If is the step's condition (KubeVela's if): "always", or a CUE
-	// expression over status.<step>; empty runs the step when no earlier
-	// step failed.
+	// expression over status.<step>; empty runs the step when no step it
+	// waits for failed.
 	If string `json:"if,omitempty"`
 	// Timeout fails the step when it has not succeeded that long after it
 	// started; zero waits for ever.
 	Timeout time.Duration `json:"timeout,omitempty"`
+	// DependsOn names steps of the same level that must have run first.
+	DependsOn []string `json:"dependsOn,omitempty"`
+	// App, for a depends-on-app step, is the Application it waits for,
+	// "namespace/name".
+	App string `json:"app,omitempty"`
+	// Sub are a step group's sub-steps.
+	Sub []Step `json:"subSteps,omitempty"`
 }
 
-// Encode returns steps as they are recorded on a version's tracker.
-func Encode(steps []Step) string {
-	raw, _ := json.Marshal(steps)
+// Encode returns a flow as it is recorded on a version's tracker.
+func Encode(f Flow) string {
+	raw, _ := json.Marshal(f)
 	return string(raw)
 }
 
-// Decode reads the steps recorded on a version's tracker.
-func Decode(recorded string) ([]Step, error) {
-	var steps []Step
-	if err := json.Unmarshal([]byte(recorded), &steps); err != nil {
-		return nil, fmt.Errorf("the workflow steps recorded with the version do not parse: %w", err)
+// Decode reads the flow recorded on a version's tracker; a list of steps
+// (recorded before modes and step groups were run) runs step by step.
+func Decode(recorded string) (Flow, error) {
+	var f Flow
+	var err error
+	if strings.HasPrefix(strings.TrimSpace(recorded), "[") {
+		err = json.Unmarshal([]byte(recorded), &f.Steps)
+	} else {
+		err = json.Unmarshal([]byte(recorded), &f)
 	}
-	return steps, nil
+	if err != nil {
+		return Flow{}, fmt.Errorf("the workflow steps recorded with the version do not parse: %w", err)
+	}
+	return f, nil
 }
 
-// Gated reports whether a workflow has a gate: a suspend step, a deploy
-// step with auto: false, a step with if or timeout, or an apply-component
-// step. Only such a workflow records which step delivers each object, and
-// is run step by step.
+// Gated reports whether a workflow is run step by step here: it has more
+// than one deploy step (each waits for the one before it to be healthy,
+// as in KubeVela), a suspend step, a deploy step with auto: false, a step
+// with if, timeout or dependsOn, an apply-component, apply-object,
+// depends-on-app or step-group step, or a mode. Only such a workflow
+// records which step delivers each object; a workflow of one deploy step
+// is delivered in one pass, as no workflow is.
 func Gated(wf *v1beta1.Workflow) bool {
 	if wf == nil {
 		return false
 	}
+	deploys := 0
 	for _, s := range wf.Steps {
-		if s.Type == TypeSuspend || s.Type == TypeDeploy && NotAuto(s.Properties) || s.If != "" || s.Timeout != "" {
-			return true
+		if s.Type == TypeDeploy {
+			deploys++
 		}
-		if s.Type == TypeApplyComponent || s.Type == TypeApplyObject {
+	}
+	if deploys > 1 {
+		return true
+	}
+	if wf.Mode != nil && len(wf.Mode.Raw) > 0 && string(wf.Mode.Raw) != "null" && string(wf.Mode.Raw) != "{}" {
+		return true
+	}
+	gate := func(s v1beta1.WorkflowStepBase) bool {
+		switch s.Type {
+		case TypeSuspend, TypeApplyComponent, TypeApplyObject, TypeStepGroup, TypeDependsOnApp:
 			// apply-component and apply-object steps run one by one,
 			// each waiting for what it applies, as in KubeVela.
 			return true
+		}
+		return s.Type == TypeDeploy && NotAuto(s.Properties) || s.If != "" || s.Timeout != "" || len(s.DependsOn) > 0
+	}
+	for _, s := range wf.Steps {
+		if gate(s.WorkflowStepBase) {
+			return true
+		}
+		for _, sub := range s.SubSteps {
+			if gate(sub) {
+				return true
+			}
 		}
 	}
 	return false
@@ -143,125 +220,315 @@ func NotAuto(props *runtime.RawExtension) bool {
 	return json.Unmarshal(props.Raw, &p) == nil && p.Auto != nil && !*p.Auto
 }
 
-// DeployStepName is the name a deploy step is recorded under: its own, or
-// "deploy-<n>" (n counts deploy steps from 1), as placement names it.
-func DeployStepName(name string, n int) string {
+// StepName is the name a step is recorded under: its own, or
+// "<type>-<n>", n counting steps of the type from 1 over the whole
+// workflow (sub-steps where their group is), as placement names them.
+func StepName(name, typ string, n int) string {
 	if name != "" {
 		return name
 	}
-	return fmt.Sprintf("%s-%d", TypeDeploy, n)
+	return fmt.Sprintf("%s-%d", typ, n)
 }
 
-// Steps returns the steps of a gated workflow. A suspend step's
-// properties are checked here: duration must parse.
-func Steps(wf *v1beta1.Workflow) ([]Step, error) {
-	var out []Step
-	deploys, suspends, applies, objects := 0, 0, 0, 0
-	for _, s := range wf.Steps {
-		switch s.Type {
-		case TypeDeploy:
-			deploys++
-			out = append(out, Step{Name: DeployStepName(s.Name, deploys), Type: TypeDeploy, Approve: NotAuto(s.Properties), If: s.If})
-		case TypeApplyComponent:
-			applies++
-			out = append(out, Step{Name: ApplyComponentStepName(s.Name, applies), Type: TypeApplyComponent, If: s.If})
-		case TypeApplyObject:
-			objects++
-			out = append(out, Step{Name: ApplyObjectStepName(s.Name, objects), Type: TypeApplyObject, If: s.If})
-		case TypeSuspend:
-			suspends++
-			step := Step{Name: s.Name, Type: TypeSuspend, If: s.If}
-			if step.Name == "" {
-				step.Name = fmt.Sprintf("%s-%d", TypeSuspend, suspends)
-			}
-			if s.Properties != nil && len(s.Properties.Raw) > 0 {
-				var props struct {
-					Duration string `json:"duration,omitempty"`
-					Message  string `json:"message,omitempty"`
-				}
-				if err := json.Unmarshal(s.Properties.Raw, &props); err != nil {
-					return nil, fmt.Errorf("suspend step %q: properties: %w", step.Name, err)
-				}
-				if props.Duration != "" {
-					d, err := time.ParseDuration(props.Duration)
-					if err != nil || d <= 0 {
-						return nil, fmt.Errorf("suspend step %q: duration %q: want a positive duration like 30s or 2m15s", step.Name, props.Duration)
-					}
-					step.Duration = d
-				}
-				step.Message = props.Message
-			}
-			out = append(out, step)
-		default:
-			return nil, fmt.Errorf("step %q: type %q is not run in a workflow with suspend steps", s.Name, s.Type)
+// DeployStepName is the name a deploy step is recorded under.
+func DeployStepName(name string, n int) string { return StepName(name, TypeDeploy, n) }
+
+// ApplyObjectStepName is the name an apply-object step is recorded under.
+func ApplyObjectStepName(name string, n int) string { return StepName(name, TypeApplyObject, n) }
+
+// ApplyComponentStepName is the name an apply-component step is recorded
+// under.
+func ApplyComponentStepName(name string, n int) string {
+	return StepName(name, TypeApplyComponent, n)
+}
+
+// Namer names steps in workflow order, as Steps and placement do.
+type Namer map[string]int
+
+// Name returns the recorded name of the next step of its type.
+func (n Namer) Name(s v1beta1.WorkflowStepBase) string {
+	n[s.Type]++
+	return StepName(s.Name, s.Type, n[s.Type])
+}
+
+// Mode reads a workflow's mode: whether its steps run as a DAG, and
+// whether step groups run their sub-steps one by one.
+func Mode(wf *v1beta1.Workflow) (dag, subStepByStep bool, err error) {
+	if wf == nil || wf.Mode == nil || len(wf.Mode.Raw) == 0 {
+		return false, false, nil
+	}
+	var mode struct {
+		Steps    string `json:"steps"`
+		SubSteps string `json:"subSteps"`
+	}
+	if err := json.Unmarshal(wf.Mode.Raw, &mode); err != nil {
+		return false, false, fmt.Errorf("mode %s: %w", wf.Mode.Raw, err)
+	}
+	for _, m := range []string{mode.Steps, mode.SubSteps} {
+		if m != "" && m != ModeStepByStepName && m != ModeDAGName {
+			return false, false, fmt.Errorf("mode %q: want StepByStep or DAG", m)
 		}
 	}
-	if deploys+applies+objects == 0 {
-		return nil, fmt.Errorf("a workflow with suspend steps needs deploy, apply-component or apply-object steps: it would deliver nothing")
+	return mode.Steps == ModeDAGName, mode.SubSteps == ModeStepByStepName, nil
+}
+
+// Steps returns the flow of a gated workflow, checked: step types it
+// runs, properties it reads (a suspend step's duration, a depends-on-app
+// step's name), names used once, dependsOn naming steps of the same level
+// without a cycle, timeouts that parse and conditions that evaluate.
+func Steps(wf *v1beta1.Workflow) (Flow, error) {
+	var f Flow
+	var err error
+	if f.DAG, f.SubStepByStep, err = Mode(wf); err != nil {
+		return Flow{}, err
+	}
+	names := Namer{}
+	delivers := false
+	for _, s := range wf.Steps {
+		step, err := parseStep(s.WorkflowStepBase, names)
+		if err != nil {
+			return Flow{}, err
+		}
+		if s.Type == TypeStepGroup {
+			for _, sub := range s.SubSteps {
+				if sub.Type == TypeStepGroup {
+					return Flow{}, fmt.Errorf("step %q: a step-group inside step-group %q (KubeVela runs one level of sub-steps)", names.peek(sub), step.Name)
+				}
+				ss, err := parseStep(sub, names)
+				if err != nil {
+					return Flow{}, err
+				}
+				step.Sub = append(step.Sub, ss)
+			}
+			if len(step.Sub) == 0 {
+				return Flow{}, fmt.Errorf("step-group %q has no subSteps", step.Name)
+			}
+			if err := checkDepends(step.Sub, !f.SubStepByStep); err != nil {
+				return Flow{}, err
+			}
+		} else if len(s.SubSteps) > 0 {
+			return Flow{}, fmt.Errorf("step %q: subSteps outside a step-group", step.Name)
+		}
+		f.Steps = append(f.Steps, step)
 	}
 	seen := map[string]bool{}
-	for _, s := range out {
-		if seen[s.Name] {
-			return nil, fmt.Errorf("step name %q is used twice", s.Name)
+	err = nil
+	f.each(func(s *Step, _ *Step) {
+		if seen[s.Name] && err == nil {
+			err = fmt.Errorf("step name %q is used twice", s.Name)
 		}
 		seen[s.Name] = true
+		delivers = delivers || s.Delivers()
+	})
+	if err != nil {
+		return Flow{}, err
 	}
-	for i, s := range wf.Steps {
-		if s.Timeout != "" {
-			d, err := time.ParseDuration(s.Timeout)
-			if err != nil || d <= 0 {
-				return nil, fmt.Errorf("step %q: timeout %q: want a positive duration like 30s or 5m", out[i].Name, s.Timeout)
-			}
-			out[i].Timeout = d
-		}
+	if !delivers {
+		return Flow{}, fmt.Errorf("the workflow needs a deploy, apply-component or apply-object step: it would deliver nothing")
+	}
+	if err := checkDepends(f.Steps, f.DAG); err != nil {
+		return Flow{}, err
 	}
 	// A condition must evaluate to a boolean over the steps' status
 	// (here, before any has run): a typo in a step name is refused now,
 	// not found when the step is reached.
 	pending := &v1beta1.WorkflowStatus{}
-	for _, s := range out {
+	f.each(func(s *Step, _ *Step) {
 		pending.Steps = append(pending.Steps, v1beta1.WorkflowStepStatus{StepStatus: v1beta1.StepStatus{Name: s.Name, Phase: StepPending}})
+	})
+	scope := ifScope(pending)
+	f.each(func(s *Step, _ *Step) {
+		if err == nil {
+			_, err = s.runs(scope, false)
+		}
+	})
+	if err != nil {
+		return Flow{}, err
 	}
-	for _, s := range out {
-		if _, err := s.runs(pending, false); err != nil {
-			return nil, err
+	return f, nil
+}
+
+// peek is the name the next step of its type would get, for messages.
+func (n Namer) peek(s v1beta1.WorkflowStepBase) string {
+	return StepName(s.Name, s.Type, n[s.Type]+1)
+}
+
+// parseStep reads one step's fields and the properties the gate reads.
+func parseStep(s v1beta1.WorkflowStepBase, names Namer) (Step, error) {
+	step := Step{Name: names.Name(s), Type: s.Type, If: s.If, DependsOn: s.DependsOn}
+	switch s.Type {
+	case TypeDeploy:
+		step.Approve = NotAuto(s.Properties)
+	case TypeApplyComponent, TypeApplyObject, TypeStepGroup:
+	case TypeSuspend:
+		var props struct {
+			Duration string `json:"duration,omitempty"`
+			Message  string `json:"message,omitempty"`
+		}
+		if s.Properties != nil && len(s.Properties.Raw) > 0 {
+			if err := json.Unmarshal(s.Properties.Raw, &props); err != nil {
+				return Step{}, fmt.Errorf("suspend step %q: properties: %w", step.Name, err)
+			}
+		}
+		if props.Duration != "" {
+			d, err := time.ParseDuration(props.Duration)
+			if err != nil || d <= 0 {
+				return Step{}, fmt.Errorf("suspend step %q: duration %q: want a positive duration like 30s or 2m15s", step.Name, props.Duration)
+			}
+			step.Duration = d
+		}
+		step.Message = props.Message
+	case TypeDependsOnApp:
+		var props struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace,omitempty"`
+		}
+		if s.Properties != nil && len(s.Properties.Raw) > 0 {
+			if err := json.Unmarshal(s.Properties.Raw, &props); err != nil {
+				return Step{}, fmt.Errorf("depends-on-app step %q: properties: %w", step.Name, err)
+			}
+		}
+		if props.Name == "" {
+			return Step{}, fmt.Errorf("depends-on-app step %q: properties.name, the Application to wait for, is required", step.Name)
+		}
+		// A namespace left out is the Application's own, which the
+		// controller fills in.
+		step.App = props.Namespace + "/" + props.Name
+	default:
+		return Step{}, fmt.Errorf("step %q: type %q is not run by Steward", step.Name, s.Type)
+	}
+	if s.Timeout != "" {
+		d, err := time.ParseDuration(s.Timeout)
+		if err != nil || d <= 0 {
+			return Step{}, fmt.Errorf("step %q: timeout %q: want a positive duration like 30s or 5m", step.Name, s.Timeout)
+		}
+		step.Timeout = d
+	}
+	return step, nil
+}
+
+// checkDepends refuses a dependsOn that names no step of the same level,
+// the step itself, a later step when the level runs one by one (it would
+// wait for ever), or a cycle.
+func checkDepends(steps []Step, dag bool) error {
+	index := map[string]int{}
+	for i, s := range steps {
+		index[s.Name] = i
+	}
+	for i, s := range steps {
+		for _, d := range s.DependsOn {
+			j, ok := index[d]
+			switch {
+			case !ok:
+				return fmt.Errorf("step %q: dependsOn %q names no step beside it (dependsOn names steps of the same level)", s.Name, d)
+			case j == i:
+				return fmt.Errorf("step %q: dependsOn names itself", s.Name)
+			case !dag && j > i:
+				return fmt.Errorf("step %q: dependsOn %q names a later step, which runs after it in StepByStep mode (use mode DAG)", s.Name, d)
+			}
 		}
 	}
-	return out, nil
+	if _, ok := topoOrder(steps); !ok {
+		return fmt.Errorf("steps %s: their dependsOn form a cycle", names(steps))
+	}
+	return nil
+}
+
+func names(steps []Step) string {
+	var out []string
+	for _, s := range steps {
+		if len(s.DependsOn) > 0 {
+			out = append(out, fmt.Sprintf("%q", s.Name))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// topoOrder orders steps so that each comes after the steps it depends
+// on, keeping the listed order otherwise; false on a cycle.
+func topoOrder(steps []Step) ([]int, bool) {
+	index := map[string]int{}
+	for i, s := range steps {
+		index[s.Name] = i
+	}
+	done := make([]bool, len(steps))
+	order := make([]int, 0, len(steps))
+	for len(order) < len(steps) {
+		progress := false
+		for i, s := range steps {
+			if done[i] {
+				continue
+			}
+			ready := true
+			for _, d := range s.DependsOn {
+				if j, ok := index[d]; ok && !done[j] {
+					ready = false
+				}
+			}
+			if ready {
+				done[i], progress = true, true
+				order = append(order, i)
+			}
+		}
+		if !progress {
+			return nil, false
+		}
+	}
+	return order, true
+}
+
+// each calls fn for every step, a step group before its sub-steps (with
+// the group as parent).
+func (f Flow) each(fn func(s, parent *Step)) {
+	for i := range f.Steps {
+		fn(&f.Steps[i], nil)
+		for j := range f.Steps[i].Sub {
+			fn(&f.Steps[i].Sub[j], &f.Steps[i])
+		}
+	}
 }
 
 // runs evaluates the step's condition over the run's status: with no if,
-// the step runs when no earlier step failed (failed says whether one
+// the step runs when no step it waits for failed (failed says whether one
 // did), as in KubeVela.
-func (s Step) runs(st *v1beta1.WorkflowStatus, failed bool) (bool, error) {
+func (s Step) runs(scope cue.Value, failed bool) (bool, error) {
 	switch s.If {
 	case "":
 		return !failed, nil
 	case IfAlways:
 		return true, nil
 	}
-	ok, err := evalIf(s.If, st)
+	ok, err := evalIf(s.If, scope)
 	if err != nil {
 		return false, fmt.Errorf("step %q: if %q: %v (Steward reads always and CUE over status.<step>.phase, succeeded, failed, skipped, timeout, reason and message; inputs are not supported)", s.Name, s.If, err)
 	}
 	return ok, nil
 }
 
-// evalIf evaluates a KubeVela if expression: CUE, where status.<step>
-// holds each step's phase, reason and message and the booleans succeeded,
-// failed, skipped and timeout.
-func evalIf(expr string, st *v1beta1.WorkflowStatus) (bool, error) {
-	fields := make(map[string]any, len(st.Steps))
-	for _, ss := range st.Steps {
+// ifScope is what an if expression reads: status.<step> holds each
+// step's phase, reason and message and the booleans succeeded, failed,
+// skipped and timeout (sub-steps included).
+func ifScope(st *v1beta1.WorkflowStatus) cue.Value {
+	fields := map[string]any{}
+	add := func(ss v1beta1.StepStatus) {
 		fields[ss.Name] = map[string]any{
 			"phase": ss.Phase, "reason": ss.Reason, "message": ss.Message,
 			"succeeded": ss.Phase == StepSucceeded, "failed": ss.Phase == StepFailed,
 			"skipped": ss.Phase == StepSkipped, "timeout": ss.Phase == StepFailed && ss.Reason == ReasonTimeout,
 		}
 	}
-	ctx := cuecontext.New()
-	scope := ctx.Encode(map[string]any{"status": fields})
-	v := ctx.CompileString(expr, cue.Scope(scope))
+	for _, ss := range st.Steps {
+		add(ss.StepStatus)
+		for _, sub := range ss.SubStepsStatus {
+			add(sub)
+		}
+	}
+	return cuecontext.New().Encode(map[string]any{"status": fields})
+}
+
+// evalIf evaluates a KubeVela if expression in scope.
+func evalIf(expr string, scope cue.Value) (bool, error) {
+	v := scope.Context().CompileString(expr, cue.Scope(scope))
 	if err := v.Err(); err != nil {
 		return false, err
 	}
@@ -270,165 +537,454 @@ func evalIf(expr string, st *v1beta1.WorkflowStatus) (bool, error) {
 
 // Run is one pass over a gated workflow.
 type Run struct {
-	steps []Step
+	flow Flow
 	// Status is the run's status after this pass; Finish completes it.
 	Status *v1beta1.WorkflowStatus
-	// Reached are the deploy steps whose objects the pass applies.
+	// Reached are the delivering steps whose objects the pass applies.
 	Reached map[string]bool
-	// current is the deploy step this pass runs for the first time (or
-	// again, not yet succeeded); -1 for none.
-	current int
+	// running are the steps this pass runs (for the first time, or again
+	// until they succeed) and Finish judges, in the order reached.
+	running []string
+	// status finds a step's status by name.
+	status map[string]*v1beta1.StepStatus
+	// delivers are the delivering steps, by name.
+	delivers map[string]bool
+	// waited is whether Finish left a step waiting.
+	waited bool
 	// Requeue is when the run must be looked at again: a suspend step's
 	// duration ends, or a step's timeout passes; zero when nothing waits
 	// for time.
 	Requeue time.Duration
-	// Next is true when a step finished and the next one can run at once.
+	// Next is true when a step finished and the steps after it can run
+	// at once.
 	Next bool
 	// Started is true when this pass started the run (there was none of
 	// this revision).
 	Started bool
+
+	now time.Time
+	// suspended is whether the run was suspended when the pass began: a
+	// suspending step ends when it is not (a resume).
+	suspended bool
+	manual    bool
+	// byHand is whether the run was suspended with no step waiting for a
+	// resume: it stays suspended until resumed.
+	byHand bool
+	// held is the first step a suspension keeps from starting.
+	held string
+	// waiting are the steps this pass left suspending.
+	waiting map[string]bool
+	// scope is what if conditions read, built when first needed.
+	scope *cue.Value
 }
 
 // Advance starts the pass of revision: from the status of the run so far
 // (prev, nil for none; a run of another revision starts over), it moves
 // past suspend steps that were resumed or whose duration elapsed, skips
 // steps whose condition is false, fails steps whose timeout passed, and
-// reaches, at most, one deploy step that has not succeeded yet.
-func Advance(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now time.Time) *Run {
-	st, started := restart(steps, prev, revision, now)
-	r := &Run{steps: steps, Status: st, Reached: map[string]bool{}, current: -1, Started: started}
-	for i, s := range steps {
-		// What a deploy step that ran applied is kept; a skipped step,
-		// or one not reached, delivers nothing.
-		if ss := st.Steps[i]; s.Delivers() && (ss.Phase == StepSucceeded || ss.Phase == StepFailed && ss.Reason == ReasonTimeout) {
+// reaches the steps that may run now: the next step when steps run one by
+// one, every step whose dependencies have run in DAG mode, and a step
+// group's sub-steps as its mode says.
+func Advance(f Flow, prev *v1beta1.WorkflowStatus, revision string, now time.Time) *Run {
+	st, started := restart(f, prev, revision, now)
+	r := &Run{flow: f, Status: st, Reached: map[string]bool{}, Started: started, now: now,
+		status: map[string]*v1beta1.StepStatus{}, waiting: map[string]bool{}, delivers: map[string]bool{}}
+	r.walk(func(s *Step, ss *v1beta1.StepStatus) {
+		r.status[s.Name] = ss
+		r.delivers[s.Name] = s.Delivers()
+		// What a delivering step that started applied is kept, also
+		// when it failed (timed out, or terminated by vela) or the run
+		// was terminated while it ran; a skipped step, or one not
+		// reached, delivers nothing.
+		if s.Delivers() && begun(ss) {
 			r.Reached[s.Name] = true
 		}
-	}
+	})
 	if st.Finished {
 		return r
 	}
-	t := metav1.NewTime(now)
 	st.Phase, st.Message = PhaseExecuting, ""
 	if !st.Suspend {
 		st.SuspendState = ""
 	}
-	manual := st.Suspend && st.SuspendState == SuspendStateManual
-	failed := false
-	for i, s := range steps {
-		ss := &st.Steps[i]
-		switch ss.Phase {
-		case StepSucceeded, StepSkipped:
-			continue
-		case StepFailed:
-			failed = true
-			continue
+	r.suspended = st.Suspend
+	r.manual = st.Suspend && st.SuspendState == SuspendStateManual
+	if st.Suspend && !r.manual {
+		// Suspended with no step waiting: by hand (vela workflow
+		// suspend), until resumed.
+		r.byHand = true
+		r.walk(func(_ *Step, ss *v1beta1.StepStatus) {
+			r.byHand = r.byHand && ss.Phase != StepSuspending
+		})
+	}
+	top := r.top()
+	if st.Terminated && !allRun(top) {
+		st.Phase, st.Message = PhaseTerminated, "the workflow was terminated; restart it to run the remaining steps"
+		return r
+	}
+	done := r.level(f.Steps, top, f.DAG)
+	r.settleSuspend()
+	if !st.Suspend && r.held != "" {
+		// A suspension that ended in this pass held a step: run it now.
+		r.Next = true
+	}
+	if done {
+		end(st, now)
+		return r
+	}
+	if st.Suspend && st.Phase != PhaseSuspending {
+		st.Phase = PhaseSuspending
+		st.Message = "suspended"
+		if r.held != "" {
+			st.Message = fmt.Sprintf("suspended before step %q", r.held)
 		}
-		if st.Terminated {
-			st.Phase, st.Message = PhaseTerminated, "the workflow was terminated; restart it to run the remaining steps"
-			return r
-		}
-		if ss.Phase == StepPending && !(st.Suspend && s.Delivers() && !s.Approve) {
-			// A step's condition is read when it is reached.
-			run, err := s.runs(st, failed)
-			if err != nil {
-				ss.Phase, ss.Reason, ss.Message, ss.FirstExecuteTime, ss.LastExecuteTime = StepFailed, ReasonCondition, err.Error(), t, t
-				failed = true
-				continue
-			}
-			if !run {
-				ss.Phase, ss.FirstExecuteTime, ss.LastExecuteTime = StepSkipped, t, t
-				continue
-			}
-		}
-		switch s.Type {
-		case TypeSuspend:
-			if ss.FirstExecuteTime.IsZero() {
-				ss.FirstExecuteTime = t
-			}
-			// A resume, or a duration that ends before the timeout, ends
-			// the wait, however late this pass runs.
-			resumed := !st.Suspend && (ss.Phase == StepSuspending || ss.Phase == StepRunning)
-			if s.Duration > 0 && !resumed && !manual && (s.Timeout == 0 || s.Duration < s.Timeout) {
-				// Only a resume ends a suspension by hand.
-				if left := ss.FirstExecuteTime.Add(s.Duration).Sub(now); left > 0 {
-					r.wake(left)
-				} else {
-					resumed, st.Suspend = true, false
-				}
-			}
-			if resumed {
-				ss.Phase, ss.Message, ss.LastExecuteTime = StepSucceeded, "", t
-				continue
-			}
-			// Its timeout counts from when it was reached: an approval
-			// not given in time fails it.
-			if r.timedOut(s, ss, ss.FirstExecuteTime, now) {
-				if !manual {
-					// The step held the run; the run goes on without it.
-					st.Suspend = false
-				}
-				failed = true
-				continue
-			}
-			if ss.Phase != StepSuspending {
-				ss.LastExecuteTime = t
-			}
-			ss.Phase = StepSuspending
-			ss.Message = s.Message
-			st.Suspend, st.Phase = true, PhaseSuspending
-			st.Message = fmt.Sprintf("suspended at step %q", s.Name)
-			if manual {
-				st.Message += " (suspended by hand: only a resume goes on)"
-			}
-			return r
-		case TypeDeploy, TypeApplyComponent, TypeApplyObject:
-			if s.Approve && (ss.Phase != StepRunning || ss.Message == approvalMessage) {
-				// auto: false: the step waits for a resume, as a
-				// suspend step before it would. vela workflow resume
-				// marks it running; its message still says it waits.
-				if ss.FirstExecuteTime.IsZero() {
-					ss.FirstExecuteTime = t
-				}
-				if resumed := !st.Suspend && (ss.Phase == StepSuspending || ss.Phase == StepRunning); !resumed {
-					if ss.Phase != StepSuspending {
-						ss.LastExecuteTime = t
-					}
-					ss.Phase, ss.Message = StepSuspending, approvalMessage
-					st.Suspend, st.Phase = true, PhaseSuspending
-					st.Message = fmt.Sprintf("suspended before step %q (auto: false)", s.Name)
-					return r
-				}
-				// Approved: it starts deploying in this pass.
-				ss.Phase, ss.Message = StepPending, ""
-			}
-			// Its timeout counts from when it started deploying.
-			if ss.Phase == StepRunning && r.timedOut(s, ss, ss.LastExecuteTime, now) {
-				failed = true
-				continue
-			}
-			if st.Suspend && ss.Phase != StepRunning {
-				// Suspended by hand (vela or steward workflow suspend)
-				// before this step started.
-				st.Phase, st.Message = PhaseSuspending, fmt.Sprintf("suspended before step %q", s.Name)
-				return r
-			}
-			if ss.FirstExecuteTime.IsZero() {
-				ss.FirstExecuteTime = t
-			}
-			if ss.Phase != StepRunning {
-				ss.LastExecuteTime = t
-				if s.Timeout > 0 {
-					r.wake(s.Timeout)
-				}
-			}
-			ss.Phase = StepRunning
-			r.Reached[s.Name] = true
-			r.current = i
-			return r
+		if r.manual {
+			st.Message += " (suspended by hand: only a resume goes on)"
 		}
 	}
-	end(st, now)
 	return r
+}
+
+// holding reports whether a suspension keeps steps from starting: one
+// the run was in when the pass began and is still in. Steps that may run
+// together start together in the pass that reaches a suspend step, as
+// KubeVela runs them; the suspension holds the rest from the next pass.
+func (r *Run) holding() bool {
+	return r.suspended && r.Status.Suspend
+}
+
+// settleSuspend keeps the run suspended while a step waits for a resume
+// (a suspension by hand lasts until resumed): one left suspending by this
+// pass, or one that was suspending when the pass began, unless the pass
+// began resumed.
+func (r *Run) settleSuspend() {
+	if r.manual || r.byHand {
+		return
+	}
+	r.Status.Suspend = false
+	r.walk(func(s *Step, ss *v1beta1.StepStatus) {
+		if ss.Phase == StepSuspending && (r.suspended || r.waiting[s.Name]) {
+			r.Status.Suspend = true
+		}
+	})
+}
+
+// top returns the statuses of the top-level steps.
+func (r *Run) top() []*v1beta1.StepStatus {
+	out := make([]*v1beta1.StepStatus, len(r.Status.Steps))
+	for i := range r.Status.Steps {
+		out[i] = &r.Status.Steps[i].StepStatus
+	}
+	return out
+}
+
+// subs returns the statuses of the i-th top-level step's sub-steps.
+func (r *Run) subs(i int) []*v1beta1.StepStatus {
+	ws := &r.Status.Steps[i]
+	out := make([]*v1beta1.StepStatus, len(ws.SubStepsStatus))
+	for j := range ws.SubStepsStatus {
+		out[j] = &ws.SubStepsStatus[j]
+	}
+	return out
+}
+
+// walk calls fn for every step with its status.
+func (r *Run) walk(fn func(s *Step, ss *v1beta1.StepStatus)) {
+	for i := range r.flow.Steps {
+		fn(&r.flow.Steps[i], &r.Status.Steps[i].StepStatus)
+		for j := range r.flow.Steps[i].Sub {
+			fn(&r.flow.Steps[i].Sub[j], &r.Status.Steps[i].SubStepsStatus[j])
+		}
+	}
+}
+
+// begun reports whether a step began to run: what a delivering step
+// that started applied stays applied and kept.
+func begun(ss *v1beta1.StepStatus) bool {
+	switch ss.Phase {
+	case StepSucceeded:
+		return true
+	case StepRunning:
+		// vela workflow resume marks an approval step running before it
+		// is approved.
+		return ss.Message != approvalMessage
+	case StepFailed:
+		// A condition that did not evaluate failed the step before it
+		// ran.
+		return ss.Reason != ReasonCondition
+	}
+	return false
+}
+
+func ran(phase string) bool {
+	return phase == StepSucceeded || phase == StepFailed || phase == StepSkipped
+}
+
+func allRun(ss []*v1beta1.StepStatus) bool {
+	for _, s := range ss {
+		if !ran(s.Phase) {
+			return false
+		}
+	}
+	return true
+}
+
+// blocks reports whether a step that ran keeps the steps waiting for it
+// from running when they have no if: it failed, or was skipped for a
+// failure before it.
+func blocks(s *Step, ss *v1beta1.StepStatus) bool {
+	return ss.Phase == StepFailed || ss.Phase == StepSkipped && s.If == ""
+}
+
+// level runs the steps of one level (the workflow's, or a group's
+// sub-steps): one by one, or, in DAG mode, each once the steps it depends
+// on have run. It reports whether every step of the level has run.
+func (r *Run) level(steps []Step, ss []*v1beta1.StepStatus, dag bool) bool {
+	index := make(map[string]int, len(steps))
+	for i, s := range steps {
+		index[s.Name] = i
+	}
+	order, _ := topoOrder(steps)
+	for _, i := range order {
+		s, cur := &steps[i], ss[i]
+		if ran(cur.Phase) {
+			continue
+		}
+		failed, ready := false, true
+		waits := s.DependsOn
+		if !dag {
+			// One by one: a step waits for every step before it.
+			waits = nil
+			for j := 0; j < i; j++ {
+				waits = append(waits, steps[j].Name)
+			}
+		}
+		for _, d := range waits {
+			j := index[d]
+			ready = ready && ran(ss[j].Phase)
+			failed = failed || blocks(&steps[j], ss[j])
+		}
+		if !ready {
+			if !dag {
+				break
+			}
+			continue
+		}
+		r.step(s, cur, failed)
+		if !dag && !ran(cur.Phase) {
+			break
+		}
+	}
+	return allRun(ss)
+}
+
+// step runs one step that may run (the steps it waits for have run);
+// failed says whether one of them failed.
+func (r *Run) step(s *Step, ss *v1beta1.StepStatus, failed bool) {
+	t := metav1.NewTime(r.now)
+	if ss.Phase == StepPending {
+		if r.holding() && s.Type != TypeSuspend && !s.Approve {
+			// A suspension keeps steps from starting; those running go
+			// on.
+			if r.held == "" {
+				r.held = s.Name
+			}
+			return
+		}
+		// A step's condition is read when it is reached.
+		run, err := s.runs(r.ifScope(), failed)
+		if err != nil {
+			ss.Phase, ss.Reason, ss.Message, ss.FirstExecuteTime, ss.LastExecuteTime = StepFailed, ReasonCondition, err.Error(), t, t
+			r.changed()
+			return
+		}
+		if !run {
+			r.skip(s, ss)
+			return
+		}
+	}
+	switch s.Type {
+	case TypeSuspend:
+		r.suspend(s, ss)
+	case TypeStepGroup:
+		if ss.FirstExecuteTime.IsZero() {
+			ss.FirstExecuteTime, ss.LastExecuteTime = t, t
+			r.changed()
+		}
+		ss.Phase = StepRunning
+		i := slices.IndexFunc(r.flow.Steps, func(g Step) bool { return g.Name == s.Name })
+		subs := r.subs(i)
+		if r.timedOut(s, ss, ss.FirstExecuteTime) {
+			// The group's sub-steps that have not run end with it: those
+			// running fail (what they applied is kept), the others
+			// (pending, waiting for a resume or an approval) are
+			// skipped, never applied.
+			for j, sub := range subs {
+				if ran(sub.Phase) {
+					continue
+				}
+				if sub.Phase != StepRunning || !begun(sub) {
+					r.skip(&s.Sub[j], sub)
+					sub.Message = "its step-group timed out"
+					continue
+				}
+				sub.Phase, sub.Reason, sub.Message, sub.LastExecuteTime = StepFailed, ReasonTimeout, "its step-group timed out", t
+			}
+			r.settleSuspend()
+			return
+		}
+		if r.level(s.Sub, subs, !r.flow.SubStepByStep) {
+			r.closeGroup(s, ss, subs)
+		}
+	default:
+		r.runStep(s, ss)
+	}
+}
+
+// ifScope returns what conditions read now, built once per change.
+func (r *Run) ifScope() cue.Value {
+	if r.scope == nil {
+		v := ifScope(r.Status)
+		r.scope = &v
+	}
+	return *r.scope
+}
+
+// changed drops the conditions' scope: a step's phase changed.
+func (r *Run) changed() { r.scope = nil }
+
+// skip marks a step, and a group's sub-steps, skipped.
+func (r *Run) skip(s *Step, ss *v1beta1.StepStatus) {
+	t := metav1.NewTime(r.now)
+	ss.Phase, ss.FirstExecuteTime, ss.LastExecuteTime = StepSkipped, t, t
+	if s.Type == TypeStepGroup {
+		i := slices.IndexFunc(r.flow.Steps, func(g Step) bool { return g.Name == s.Name })
+		for _, sub := range r.subs(i) {
+			sub.Phase, sub.FirstExecuteTime, sub.LastExecuteTime = StepSkipped, t, t
+		}
+	}
+	r.changed()
+}
+
+// closeGroup ends a step group whose sub-steps have all run: failed when
+// one failed, else succeeded.
+func (r *Run) closeGroup(s *Step, ss *v1beta1.StepStatus, subs []*v1beta1.StepStatus) {
+	ss.Phase, ss.Message, ss.LastExecuteTime = StepSucceeded, "", metav1.NewTime(r.now)
+	for j, sub := range subs {
+		if sub.Phase == StepFailed {
+			// The group's reason stays its own: status.<group>.timeout
+			// says whether the group's timeout passed.
+			ss.Phase = StepFailed
+			ss.Message = fmt.Sprintf("sub-step %q failed: %s", s.Sub[j].Name, sub.Message)
+			break
+		}
+	}
+	r.changed()
+}
+
+// suspend runs a suspend step: it waits until the run is resumed, or for
+// its duration.
+func (r *Run) suspend(s *Step, ss *v1beta1.StepStatus) {
+	st := r.Status
+	t := metav1.NewTime(r.now)
+	if ss.FirstExecuteTime.IsZero() {
+		ss.FirstExecuteTime = t
+	}
+	// A resume, or a duration that ends before the timeout, ends the
+	// wait, however late this pass runs.
+	resumed := !r.suspended && (ss.Phase == StepSuspending || ss.Phase == StepRunning)
+	if s.Duration > 0 && !resumed && !r.manual && (s.Timeout == 0 || s.Duration < s.Timeout) {
+		// Only a resume ends a suspension by hand.
+		if left := ss.FirstExecuteTime.Add(s.Duration).Sub(r.now); left > 0 {
+			r.wake(left)
+		} else {
+			resumed = true
+		}
+	}
+	if resumed {
+		ss.Phase, ss.Message, ss.LastExecuteTime = StepSucceeded, "", t
+		r.changed()
+		r.settleSuspend()
+		return
+	}
+	// Its timeout counts from when it was reached: an approval not given
+	// in time fails it, and the run goes on without it.
+	if r.timedOut(s, ss, ss.FirstExecuteTime) {
+		r.settleSuspend()
+		return
+	}
+	r.waiting[s.Name] = true
+	if ss.Phase != StepSuspending {
+		ss.LastExecuteTime = t
+		r.changed()
+	}
+	ss.Phase = StepSuspending
+	ss.Message = s.Message
+	if st.Phase != PhaseSuspending {
+		st.Message = fmt.Sprintf("suspended at step %q", s.Name)
+		if r.manual {
+			st.Message += " (suspended by hand: only a resume goes on)"
+		}
+	}
+	st.Suspend, st.Phase = true, PhaseSuspending
+}
+
+// runStep runs a step the controller carries out: a delivering step (its
+// objects are applied in this pass) or a depends-on-app step; Finish
+// judges it.
+func (r *Run) runStep(s *Step, ss *v1beta1.StepStatus) {
+	st := r.Status
+	t := metav1.NewTime(r.now)
+	if s.Approve && (ss.Phase != StepRunning || ss.Message == approvalMessage) {
+		// auto: false: the step waits for a resume, as a suspend step
+		// before it would. vela workflow resume marks it running; its
+		// message still says it waits.
+		if ss.FirstExecuteTime.IsZero() {
+			ss.FirstExecuteTime = t
+		}
+		if resumed := !r.suspended && (ss.Phase == StepSuspending || ss.Phase == StepRunning); !resumed {
+			if ss.Phase != StepSuspending {
+				ss.LastExecuteTime = t
+				r.changed()
+			}
+			ss.Phase, ss.Message = StepSuspending, approvalMessage
+			r.waiting[s.Name] = true
+			if st.Phase != PhaseSuspending {
+				st.Message = fmt.Sprintf("suspended before step %q (auto: false)", s.Name)
+			}
+			st.Suspend, st.Phase = true, PhaseSuspending
+			return
+		}
+		// Approved: it starts in this pass.
+		ss.Phase, ss.Message = StepPending, ""
+	}
+	// Its timeout counts from when it started.
+	if ss.Phase == StepRunning && r.timedOut(s, ss, ss.LastExecuteTime) {
+		return
+	}
+	if r.holding() && ss.Phase != StepRunning {
+		// Suspended by hand (vela or steward workflow suspend) before
+		// this step started.
+		if r.held == "" {
+			r.held = s.Name
+		}
+		return
+	}
+	if ss.FirstExecuteTime.IsZero() {
+		ss.FirstExecuteTime = t
+	}
+	if ss.Phase != StepRunning {
+		ss.LastExecuteTime = t
+		if s.Timeout > 0 {
+			r.wake(s.Timeout)
+		}
+		r.changed()
+	}
+	ss.Phase = StepRunning
+	if s.Delivers() {
+		r.Reached[s.Name] = true
+	}
+	r.running = append(r.running, s.Name)
 }
 
 // approvalMessage is the message of a deploy step with auto: false while
@@ -436,21 +992,22 @@ func Advance(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now ti
 const approvalMessage = "waiting for approval (auto: false)"
 
 // timedOut fails the step when its timeout passed since started, and
-// otherwise asks for a pass when it will. A deploy step that times out
-// was deploying: what it applied stays kept.
-func (r *Run) timedOut(s Step, ss *v1beta1.WorkflowStepStatus, started metav1.Time, now time.Time) bool {
+// otherwise asks for a pass when it will. A delivering step that times
+// out was delivering: what it applied stays kept.
+func (r *Run) timedOut(s *Step, ss *v1beta1.StepStatus, started metav1.Time) bool {
 	if s.Timeout <= 0 || started.IsZero() {
 		return false
 	}
-	if left := started.Add(s.Timeout).Sub(now); left > 0 {
+	if left := started.Add(s.Timeout).Sub(r.now); left > 0 {
 		r.wake(left)
 		return false
 	}
-	ss.Phase, ss.Reason, ss.LastExecuteTime = StepFailed, ReasonTimeout, metav1.NewTime(now)
+	ss.Phase, ss.Reason, ss.LastExecuteTime = StepFailed, ReasonTimeout, metav1.NewTime(r.now)
 	ss.Message = fmt.Sprintf("the step did not succeed within its timeout (%s)", s.Timeout)
 	if s.Delivers() {
 		r.Reached[s.Name] = true
 	}
+	r.changed()
 	return true
 }
 
@@ -461,25 +1018,6 @@ func (s Step) Delivers() bool {
 	return s.Type == TypeDeploy || s.Type == TypeApplyComponent || s.Type == TypeApplyObject
 }
 
-// ApplyObjectStepName is the name an apply-object step is recorded under:
-// its own, or "apply-object-<n>" (n counts apply-object steps from 1).
-func ApplyObjectStepName(name string, n int) string {
-	if name != "" {
-		return name
-	}
-	return fmt.Sprintf("%s-%d", TypeApplyObject, n)
-}
-
-// ApplyComponentStepName is the name an apply-component step is recorded
-// under: its own, or "apply-component-<n>" (n counts apply-component
-// steps from 1), as placement names it.
-func ApplyComponentStepName(name string, n int) string {
-	if name != "" {
-		return name
-	}
-	return fmt.Sprintf("%s-%d", TypeApplyComponent, n)
-}
-
 // wake asks for a pass within d.
 func (r *Run) wake(d time.Duration) {
 	if r.Requeue == 0 || d < r.Requeue {
@@ -487,40 +1025,96 @@ func (r *Run) wake(d time.Duration) {
 	}
 }
 
-// Dispatching names the deploy step this pass runs for the first time or
-// again until it succeeds: its objects are applied as a dispatch. Empty
-// when the pass runs none.
-func (r *Run) Dispatching() string {
-	if r == nil || r.current < 0 {
-		return ""
+// Dispatching names the delivering steps this pass runs for the first
+// time or again until they succeed, in the order reached: their objects
+// are applied as a dispatch.
+func (r *Run) Dispatching() []string {
+	if r == nil {
+		return nil
 	}
-	return r.steps[r.current].Name
-}
-
-// Finish records the outcome of the pass for the deploy step it ran:
-// done is true when every object of the step was applied and every
-// component it delivers is healthy.
-func (r *Run) Finish(done bool, message string, now time.Time) {
-	if r.current < 0 {
-		return
-	}
-	ss := &r.Status.Steps[r.current]
-	if !done {
-		ss.Message = message
-		return
-	}
-	ss.Phase, ss.Message, ss.LastExecuteTime = StepSucceeded, "", metav1.NewTime(now)
-	r.Next = true
-	for i := r.current + 1; i < len(r.steps); i++ {
-		switch r.Status.Steps[i].Phase {
-		case StepSucceeded, StepFailed, StepSkipped:
-		default:
-			// The next pass reads its condition and runs it.
-			return
+	var out []string
+	for _, name := range r.running {
+		if r.status[name] != nil && r.delivers[name] {
+			out = append(out, name)
 		}
 	}
-	end(r.Status, now)
-	r.Next = false
+	return out
+}
+
+// Waiting reports whether a step the pass ran is still waiting (for its
+// components' health, or for another Application).
+func (r *Run) Waiting() bool {
+	return r != nil && r.waited
+}
+
+// Dispatches reports whether the pass runs a delivering step.
+func (r *Run) Dispatches(step string) bool {
+	return r != nil && step != "" && r.delivers[step] && slices.Contains(r.running, step)
+}
+
+// Step returns the recorded step of a name.
+func (r *Run) Step(name string) (Step, bool) {
+	var out Step
+	found := false
+	r.flow.each(func(s, _ *Step) {
+		if s.Name == name {
+			out, found = *s, true
+		}
+	})
+	return out, found
+}
+
+// Finish records the outcome of the pass for each step it ran: judge
+// says whether the step is done (every object applied and every component
+// it delivers healthy, or the Application it waits for running) and, when
+// not, what it waits for.
+func (r *Run) Finish(judge func(step string) (done bool, message string), now time.Time) {
+	if len(r.running) == 0 {
+		return
+	}
+	r.now = now
+	progressed := false
+	for _, name := range r.running {
+		ss := r.status[name]
+		done, msg := judge(name)
+		if !done {
+			ss.Message = msg
+			r.waited = true
+			continue
+		}
+		ss.Phase, ss.Message, ss.LastExecuteTime = StepSucceeded, "", metav1.NewTime(now)
+		progressed = true
+	}
+	if !progressed {
+		return
+	}
+	r.changed()
+	for i := range r.flow.Steps {
+		g := &r.flow.Steps[i]
+		if ss := &r.Status.Steps[i].StepStatus; g.Type == TypeStepGroup && ss.Phase == StepRunning && allRun(r.subs(i)) {
+			r.closeGroup(g, ss, r.subs(i))
+		}
+	}
+	if allRun(r.top()) {
+		end(r.Status, now)
+		return
+	}
+	// The next pass runs at once when it would start a step (a step
+	// after them, or one that depends on them).
+	r.Next = r.wouldStart()
+}
+
+// wouldStart reports whether a pass now would start a step that has not
+// run: a dry run of the next pass.
+func (r *Run) wouldStart() bool {
+	next := Advance(r.flow, r.Status, r.Status.AppRevision, r.now)
+	started := false
+	next.walk(func(s *Step, ss *v1beta1.StepStatus) {
+		if before := r.status[s.Name]; before != nil && before.Phase == StepPending && ss.Phase != StepPending {
+			started = true
+		}
+	})
+	return started || next.Status.Finished
 }
 
 // Succeeded reports whether the run finished without a failed step.
@@ -547,15 +1141,23 @@ func end(st *v1beta1.WorkflowStatus, now time.Time) {
 
 // restart returns a copy of prev for revision, or a new run (and true)
 // when prev is of another revision or of other steps.
-func restart(steps []Step, prev *v1beta1.WorkflowStatus, revision string, now time.Time) (*v1beta1.WorkflowStatus, bool) {
-	if prev != nil && prev.AppRevision == revision && sameSteps(steps, prev.Steps) {
-		return prev.DeepCopy(), false
+func restart(f Flow, prev *v1beta1.WorkflowStatus, revision string, now time.Time) (*v1beta1.WorkflowStatus, bool) {
+	if prev != nil && prev.AppRevision == revision && sameSteps(f.Steps, prev.Steps) {
+		st := prev.DeepCopy()
+		st.Mode = f.Mode()
+		return st, false
 	}
-	st := &v1beta1.WorkflowStatus{AppRevision: revision, Mode: ModeStepByStep, StartTime: metav1.NewTime(now)}
-	for i, s := range steps {
-		st.Steps = append(st.Steps, v1beta1.WorkflowStepStatus{StepStatus: v1beta1.StepStatus{
+	st := &v1beta1.WorkflowStatus{AppRevision: revision, Mode: f.Mode(), StartTime: metav1.NewTime(now)}
+	for i, s := range f.Steps {
+		ws := v1beta1.WorkflowStepStatus{StepStatus: v1beta1.StepStatus{
 			ID: fmt.Sprintf("%s-%d", revision, i), Name: s.Name, Type: s.Type, Phase: StepPending,
-		}})
+		}}
+		for j, sub := range s.Sub {
+			ws.SubStepsStatus = append(ws.SubStepsStatus, v1beta1.StepStatus{
+				ID: fmt.Sprintf("%s-%d-%d", revision, i, j), Name: sub.Name, Type: sub.Type, Phase: StepPending,
+			})
+		}
+		st.Steps = append(st.Steps, ws)
 	}
 	return st, true
 }
@@ -565,8 +1167,13 @@ func sameSteps(steps []Step, status []v1beta1.WorkflowStepStatus) bool {
 		return false
 	}
 	for i, s := range steps {
-		if status[i].Name != s.Name || status[i].Type != s.Type {
+		if status[i].Name != s.Name || status[i].Type != s.Type || len(status[i].SubStepsStatus) != len(s.Sub) {
 			return false
+		}
+		for j, sub := range s.Sub {
+			if status[i].SubStepsStatus[j].Name != sub.Name || status[i].SubStepsStatus[j].Type != sub.Type {
+				return false
+			}
 		}
 	}
 	return true

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 	"github.com/steward-oam/steward/api/v1beta1"
 )
 
-func gate(duration string) []Step {
+func gate(duration string) Flow {
 	wf := &v1beta1.Workflow{Steps: []v1beta1.WorkflowStep{
 		{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "staging", Type: TypeDeploy}},
 		{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "approve", Type: TypeSuspend}},
@@ -29,10 +30,15 @@ func gate(duration string) []Step {
 	return steps
 }
 
+// all judges every step the same.
+func all(done bool, msg string) func(string) (bool, string) {
+	return func(string) (bool, string) { return done, msg }
+}
+
 // pass runs one pass that applies everything it reaches.
-func pass(steps []Step, prev *v1beta1.WorkflowStatus, rev string, now time.Time) *Run {
+func pass(steps Flow, prev *v1beta1.WorkflowStatus, rev string, now time.Time) *Run {
 	r := Advance(steps, prev, rev, now)
-	r.Finish(true, "", now)
+	r.Finish(all(true, ""), now)
 	return r
 }
 
@@ -58,8 +64,8 @@ func equal(a, b []string) bool {
 
 func TestAdvance_AGateHoldsTheStepsAfterItUntilResumed(t *testing.T) {
 	steps := gate("")
-	if steps[2].Name != "deploy-2" {
-		t.Fatalf("an unnamed deploy step is recorded as %q, want deploy-2 (placement's name)", steps[2].Name)
+	if steps.Steps[2].Name != "deploy-2" {
+		t.Fatalf("an unnamed deploy step is recorded as %q, want deploy-2 (placement's name)", steps.Steps[2].Name)
 	}
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	r := pass(steps, nil, "web-v1", now)
@@ -126,7 +132,7 @@ func TestAdvance_ADurationResumesByItself(t *testing.T) {
 func TestEncode_TheRecordedStepsReadBack(t *testing.T) {
 	steps := gate("90s")
 	got, err := Decode(Encode(steps))
-	if err != nil || len(got) != 3 || got[1] != steps[1] || got[1].Duration != 90*time.Second {
+	if err != nil || len(got.Steps) != 3 || got.Steps[1].Name != steps.Steps[1].Name || got.Steps[1].Duration != 90*time.Second {
 		t.Fatalf("decoded %+v, %v", got, err)
 	}
 	if _, err := Decode("{"); err == nil {
@@ -135,12 +141,12 @@ func TestEncode_TheRecordedStepsReadBack(t *testing.T) {
 }
 
 func TestAdvance_SuspendTerminateAndFailedSteps(t *testing.T) {
-	steps := []Step{{Name: "a", Type: TypeDeploy}, {Name: "b", Type: TypeDeploy}, {Name: "wait", Type: TypeSuspend}}
+	steps := Flow{Steps: []Step{{Name: "a", Type: TypeDeploy}, {Name: "b", Type: TypeDeploy}, {Name: "wait", Type: TypeSuspend}}}
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 
 	// A step that does not apply everything stays running, with why.
 	r := Advance(steps, nil, "v1", now)
-	r.Finish(false, "waiting", now)
+	r.Finish(all(false, "waiting"), now)
 	if r.Status.Steps[0].Phase != StepRunning || r.Status.Steps[0].Message != "waiting" || r.Next {
 		t.Fatalf("a failed step: %+v", r.Status.Steps[0])
 	}
@@ -247,7 +253,7 @@ func TestAdvance_AutoFalsePausesBeforeTheStep(t *testing.T) {
 		t.Fatal("a workflow with auto: false is not gated")
 	}
 	steps, err := Steps(wf)
-	if err != nil || !steps[1].Approve || steps[0].Approve {
+	if err != nil || !steps.Steps[1].Approve || steps.Steps[0].Approve {
 		t.Fatalf("steps %+v, %v", steps, err)
 	}
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
@@ -268,10 +274,10 @@ func TestAdvance_AutoFalsePausesBeforeTheStep(t *testing.T) {
 			st := held.DeepCopy()
 			resume(st)
 			r := Advance(steps, st, "web-v1", now.Add(time.Minute))
-			if !r.Reached["prod"] || r.Dispatching() != "prod" || r.Status.Suspend {
+			if !r.Reached["prod"] || r.dispatching() != "prod" || r.Status.Suspend {
 				t.Fatalf("resumed: reached %v, status %+v", r.Reached, r.Status)
 			}
-			r.Finish(true, "", now.Add(time.Minute))
+			r.Finish(all(true, ""), now.Add(time.Minute))
 			if !r.Status.Finished {
 				t.Fatalf("not finished: %+v", r.Status)
 			}
@@ -282,7 +288,7 @@ func TestAdvance_AutoFalsePausesBeforeTheStep(t *testing.T) {
 	}
 }
 
-func stepsOf(t *testing.T, wf string) []Step {
+func stepsOf(t *testing.T, wf string) Flow {
 	t.Helper()
 	w := &v1beta1.Workflow{}
 	if err := yaml.Unmarshal([]byte(wf), w); err != nil {
@@ -309,30 +315,30 @@ func TestAdvance_ATimeoutFailsTheStepAndIfDecidesWhatRuns(t *testing.T) {
   {name: report, type: deploy, if: always}]}`)
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	r := Advance(steps, nil, "v1", now)
-	if r.Dispatching() != "staging" || r.Requeue != time.Minute {
+	if r.dispatching() != "staging" || r.Requeue != time.Minute {
 		t.Fatalf("first pass: dispatching %q, requeue %v", r.Dispatching(), r.Requeue)
 	}
-	r.Finish(false, "waiting for health", now)
+	r.Finish(all(false, "waiting for health"), now)
 	r = Advance(steps, r.Status, "v1", now.Add(40*time.Second))
-	if r.Dispatching() != "staging" || r.Requeue != 20*time.Second {
+	if r.dispatching() != "staging" || r.Requeue != 20*time.Second {
 		t.Fatalf("before the timeout: dispatching %q, requeue %v", r.Dispatching(), r.Requeue)
 	}
-	r.Finish(false, "waiting for health", now)
+	r.Finish(all(false, "waiting for health"), now)
 
 	r = Advance(steps, r.Status, "v1", now.Add(61*time.Second))
 	st := r.Status.Steps[0]
-	if st.Phase != StepFailed || st.Reason != ReasonTimeout || r.Dispatching() != "fallback" || !r.Reached["staging"] {
+	if st.Phase != StepFailed || st.Reason != ReasonTimeout || r.dispatching() != "fallback" || !r.Reached["staging"] {
 		t.Fatalf("after the timeout: staging %+v, dispatching %q, reached %v", st, r.Dispatching(), r.Reached)
 	}
-	r.Finish(true, "", now.Add(61*time.Second))
+	r.Finish(all(true, ""), now.Add(61*time.Second))
 	if r.Status.Finished || !r.Next {
 		t.Fatalf("the run ended before its last steps: %+v", r.Status)
 	}
 	r = Advance(steps, r.Status, "v1", now.Add(62*time.Second))
-	if got := phases(r.Status); !equal(got, []string{StepFailed, StepSucceeded, StepSkipped, StepRunning}) || r.Dispatching() != "report" {
-		t.Fatalf("phases %v, dispatching %q", got, r.Dispatching())
+	if got := phases(r.Status); !equal(got, []string{StepFailed, StepSucceeded, StepSkipped, StepRunning}) || r.dispatching() != "report" {
+		t.Fatalf("phases %v, dispatching %q", got, r.dispatching())
 	}
-	r.Finish(true, "", now.Add(62*time.Second))
+	r.Finish(all(true, ""), now.Add(62*time.Second))
 	w := r.Status
 	if !w.Finished || !w.Terminated || w.Phase != PhaseFailed || r.Succeeded() || r.Next {
 		t.Fatalf("the run: %+v", w)
@@ -359,8 +365,8 @@ func TestAdvance_ASuspendTimesOut(t *testing.T) {
 		t.Fatalf("at the gate: %+v, requeue %v", r.Status, r.Requeue)
 	}
 	r = Advance(steps, r.Status, "v1", now.Add(32*time.Second))
-	if r.Status.Suspend || r.Dispatching() != "cleanup" || r.Reached["prod"] {
-		t.Fatalf("after the timeout: %+v, dispatching %q", r.Status, r.Dispatching())
+	if r.Status.Suspend || r.dispatching() != "cleanup" || r.Reached["prod"] {
+		t.Fatalf("after the timeout: %+v, dispatching %q", r.Status, r.dispatching())
 	}
 	if got := phases(r.Status); !equal(got, []string{StepSucceeded, StepFailed, StepSkipped, StepRunning}) {
 		t.Fatalf("phases %v", got)
@@ -381,7 +387,7 @@ func TestAdvance_AutoFalseTimeoutCountsFromTheApproval(t *testing.T) {
 	st := r.Status.DeepCopy()
 	st.Suspend = false
 	r = Advance(steps, st, "v1", now.Add(2*time.Hour))
-	if r.Dispatching() != "prod" || r.Requeue != time.Minute {
+	if r.dispatching() != "prod" || r.Requeue != time.Minute {
 		t.Fatalf("approved: dispatching %q, requeue %v", r.Dispatching(), r.Requeue)
 	}
 	r = Advance(steps, r.Status, "v1", now.Add(2*time.Hour+2*time.Minute))
@@ -402,10 +408,10 @@ func TestAdvance_AutoFalseResumedByVelaStartsItsTimeoutThen(t *testing.T) {
 	at := now.Add(time.Hour)
 	r = Advance(steps, st, "v1", at)
 	ss := r.Status.Steps[1]
-	if r.Dispatching() != "prod" || ss.Phase != StepRunning || ss.Message != "" || !ss.LastExecuteTime.Time.Equal(at) || r.Requeue != 10*time.Minute {
+	if r.dispatching() != "prod" || ss.Phase != StepRunning || ss.Message != "" || !ss.LastExecuteTime.Time.Equal(at) || r.Requeue != 10*time.Minute {
 		t.Fatalf("resumed by vela an hour later: %+v, requeue %v", ss, r.Requeue)
 	}
-	r.Finish(false, "waiting", at)
+	r.Finish(all(false, "waiting"), at)
 	if r = Advance(steps, r.Status, "v1", at.Add(5*time.Minute)); r.Status.Steps[1].Phase != StepRunning || r.Requeue != 5*time.Minute {
 		t.Fatalf("5 minutes after the approval: %+v, requeue %v", r.Status.Steps[1], r.Requeue)
 	}
@@ -423,7 +429,7 @@ func TestAdvance_ASuspendEndedBeforeItsTimeoutSucceeds(t *testing.T) {
 		t.Fatalf("at the wait: requeue %v, want the duration", r.Requeue)
 	}
 	held := r.Status
-	if late := Advance(steps, held, "v1", now.Add(11*time.Minute)); late.Status.Steps[1].Phase != StepSucceeded || late.Dispatching() != "prod" {
+	if late := Advance(steps, held, "v1", now.Add(11*time.Minute)); late.Status.Steps[1].Phase != StepSucceeded || late.dispatching() != "prod" {
 		t.Fatalf("a late pass: %+v", late.Status.Steps[1])
 	}
 	resumed := held.DeepCopy()
@@ -437,3 +443,6 @@ func TestAdvance_ASuspendEndedBeforeItsTimeoutSucceeds(t *testing.T) {
 		t.Fatalf("suspended by hand: requeue %v, want the timeout's", r.Requeue)
 	}
 }
+
+// dispatching names the steps a pass runs, for messages.
+func (r *Run) dispatching() string { return strings.Join(r.Dispatching(), ",") }

@@ -1,0 +1,93 @@
+package controller
+
+import (
+	"context"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// unhealthyDependency returns the first of deps (the dependencies of the
+// entry e) this cluster's pass has applied that is not healthy by its
+// definition's health policy, with a message saying why (": ready 0/2"),
+// or "" when all are. A dependency with no object in this cluster (and,
+// in a workflow run step by step, in e's step) is not judged here. Health
+// is evaluated once per pass, component and step (memo), over the live
+// objects this pass applied; an object it did not read (watch mode found
+// it unchanged) is read with c.
+func (r *ApplicationReconciler) unhealthyDependency(ctx context.Context, s *scope, p *pass, c client.Client, entries []v1beta1.ManagedResource,
+	e v1beta1.ManagedResource, deps []string, memo map[string]*componentHealth) (string, string) {
+	step := s.healthStep(e)
+	for _, d := range deps {
+		k := healthKey(d, e.Cluster, step)
+		h, ok := memo[k]
+		if !ok {
+			h = r.dependencyHealth(ctx, s, p, c, entries, d, step)
+			memo[k] = h
+		}
+		if h != nil && !h.Healthy {
+			why := ""
+			if h.Message != "" {
+				why = ": " + h.Message
+			}
+			return d, why
+		}
+	}
+	return "", ""
+}
+
+// dependencyHealth evaluates one component from its objects of one step
+// in one cluster; nil when it has none there.
+func (r *ApplicationReconciler) dependencyHealth(ctx context.Context, s *scope, p *pass, c client.Client, entries []v1beta1.ManagedResource, name, step string) *componentHealth {
+	i := slices.IndexFunc(s.app.Spec.Components, func(c v1beta1.ApplicationComponent) bool { return c.Name == name })
+	if i < 0 {
+		return nil
+	}
+	var mine []v1beta1.ManagedResource
+	var live []*unstructured.Unstructured
+	for _, e := range entries {
+		if e.Component != name || e.Deleted || e.Data == nil || s.gatedEntry(e) || s.healthStep(e) != step {
+			continue
+		}
+		obj := p.keep.live[tracker.KeyOf(e)]
+		if obj == nil {
+			// Not read in this pass: read it now (nil when it is gone).
+			ref := refObject(e)
+			got := &unstructured.Unstructured{}
+			got.SetGroupVersionKind(ref.GroupVersionKind())
+			if err := c.Get(ctx, client.ObjectKeyFromObject(ref), got); err == nil {
+				obj = got
+			} else if !apierrors.IsNotFound(err) {
+				return &componentHealth{Health: render.Health{Message: err.Error()}}
+			}
+		}
+		mine = append(mine, e)
+		live = append(live, obj)
+	}
+	manifests := componentManifests(mine, name)
+	if len(manifests) == 0 || len(manifests) != len(live) {
+		return nil
+	}
+	defs, err := r.resolveDefinitions(ctx, s.app)
+	if err != nil {
+		return &componentHealth{Health: render.Health{Message: err.Error()}}
+	}
+	h := r.healthOf(s, defs, s.app.Spec.Components[i], r.healthContext(s), manifests, live)
+	return &h
+}
+
+// healthContext is what health policies read of the version being kept.
+func (r *ApplicationReconciler) healthContext(s *scope) render.AppContext {
+	return render.AppContext{
+		AppRevision:    liveRevision(s.app, s.current).Name,
+		AppRevisionNum: s.current.Spec.ApplicationGeneration,
+		PublishVersion: s.app.Annotations[v1beta1.AnnotationPublishVersion],
+		ClusterVersion: r.ClusterVersion,
+	}
+}
