@@ -526,7 +526,12 @@ func fleetSection(res *Results) string {
 	fmt.Fprintf(&b, "%s Applications of %d objects each (%s objects) exist before the controller starts; the time runs\n",
 		thousands(f0.Apps), f0.Resources/max(f0.Apps, 1), thousands(f0.Resources))
 	fmt.Fprintf(&b, "from starting the process until the last app is Ready. The bound is what the controller's own\n")
-	fmt.Fprintf(&b, "requests cost under its client rate limit (QPS %g, burst %d). client-go gives every REST client\n", f0.QPS, res.Burst)
+	burst := f0.Burst
+	if burst == 0 {
+		// Recorded before fleets kept their burst: the run's.
+		burst = res.Burst
+	}
+	fmt.Fprintf(&b, "requests cost under its client rate limit (QPS %g, burst %d). client-go gives every REST client\n", f0.QPS, burst)
 	fmt.Fprintf(&b, "its own token bucket and controller-runtime makes one REST client per kind, so the busiest kind\n")
 	fmt.Fprintf(&b, "sets it: (its requests − burst) ÷ QPS. The last column is the bound had every request shared\n")
 	fmt.Fprintf(&b, "one bucket (all requests ÷ QPS).\n\n")

@@ -349,3 +349,16 @@ func controllerNames(cs []Controller) []string {
 	}
 	return out
 }
+
+// A fleet kept from an earlier run is labelled with the burst it ran at,
+// not with the burst of the run that kept it.
+func TestFleetSection_NamesTheFleetsOwnBurst(t *testing.T) {
+	res := &Results{Burst: 600, Fleet: []FleetResult{{Controller: "steward", Apps: 100, Resources: 800, QPS: 100, Burst: 200}}}
+	if got := fleetSection(res); !strings.Contains(got, "QPS 100, burst 200") {
+		t.Fatalf("fleet section:\n%s", got)
+	}
+	res.Fleet[0].Burst = 0
+	if got := fleetSection(res); !strings.Contains(got, "QPS 100, burst 600") {
+		t.Fatalf("a fleet recorded without its burst takes the run's:\n%s", got)
+	}
+}

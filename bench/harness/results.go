@@ -431,12 +431,15 @@ func boundRatio(d, bound Duration) float64 {
 
 // FleetResult is one controller's cold-start convergence of a fleet.
 type FleetResult struct {
-	Controller string         `json:"controller"`
-	Apps       int            `json:"apps"`
-	Resources  int            `json:"resources"`
-	QPS        float64        `json:"qps"`
-	Converged  Duration       `json:"converged"`
-	Requests   []RequestCount `json:"requests"`
+	Controller string  `json:"controller"`
+	Apps       int     `json:"apps"`
+	Resources  int     `json:"resources"`
+	QPS        float64 `json:"qps"`
+	// Burst is the client burst the fleet ran at; zero in results
+	// recorded before it was kept (the run's burst applied then).
+	Burst     int            `json:"burst,omitempty"`
+	Converged Duration       `json:"converged"`
+	Requests  []RequestCount `json:"requests"`
 	// Work is the number of requests (events and leases aside) the
 	// controller sent until the last app was ready.
 	Work float64 `json:"workRequests"`

@@ -16,7 +16,7 @@ func (r *runner) fleet(ctx context.Context, s *session) error {
 	}
 	kind, bound := busiestKind(work, r.opts.QPS, r.opts.Burst)
 	res := FleetResult{
-		Controller: s.controller.Name, Apps: cfg.Apps, Resources: cfg.Apps * shape.Resources(), QPS: r.opts.QPS,
+		Controller: s.controller.Name, Apps: cfg.Apps, Resources: cfg.Apps * shape.Resources(), QPS: r.opts.QPS, Burst: r.opts.Burst,
 		Converged: Duration(converged), Requests: work.List(), Work: work.Total(),
 		Bound: Duration(bound), BusiestKind: kind, OneLimiterBound: Duration(seconds(work.Total() / r.opts.QPS)),
 	}
