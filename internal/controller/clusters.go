@@ -59,6 +59,14 @@ func (s *scope) merge(p *pass) {
 	}
 }
 
+// normalCluster spells the hub "" whatever the spelling.
+func normalCluster(name string) string {
+	if cluster.IsLocal(name) {
+		return ""
+	}
+	return name
+}
+
 // clusterGroup is the entries of one cluster, in recorded order.
 type clusterGroup struct {
 	cluster string
@@ -71,10 +79,7 @@ func byCluster(entries []v1beta1.ManagedResource) []clusterGroup {
 	idx := map[string]int{}
 	var out []clusterGroup
 	for _, e := range entries {
-		name := e.Cluster
-		if cluster.IsLocal(name) {
-			name = ""
-		}
+		name := normalCluster(e.Cluster)
 		i, ok := idx[name]
 		if !ok {
 			i = len(out)

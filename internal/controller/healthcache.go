@@ -116,6 +116,17 @@ func mapBytes(m map[string]string) []byte {
 	return out
 }
 
+// getLive reads the live object of an entry.
+func getLive(ctx context.Context, c client.Client, e v1beta1.ManagedResource) (*unstructured.Unstructured, error) {
+	live := &unstructured.Unstructured{}
+	live.SetAPIVersion(e.APIVersion)
+	live.SetKind(e.Kind)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Name}, live); err != nil {
+		return nil, err
+	}
+	return live, nil
+}
+
 // readUnread reads the objects of a component that watch mode skipped,
 // because its health must be evaluated again, and returns how many it
 // read. complete is false when one could not be read: the health is then
@@ -132,10 +143,8 @@ func (r *ApplicationReconciler) readUnread(ctx context.Context, s *scope, comp s
 			ok = false
 			continue
 		}
-		live := &unstructured.Unstructured{}
-		live.SetAPIVersion(e.APIVersion)
-		live.SetKind(e.Kind)
-		if err := c.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Name}, live); err != nil {
+		live, err := getLive(ctx, c, e)
+		if err != nil {
 			ok = false
 			continue
 		}

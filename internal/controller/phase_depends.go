@@ -58,14 +58,11 @@ func (r *ApplicationReconciler) dependencyHealth(ctx context.Context, s *scope, 
 		obj := p.keep.live[tracker.KeyOf(e)]
 		if obj == nil {
 			// Not read in this pass: read it now (nil when it is gone).
-			ref := refObject(e)
-			got := &unstructured.Unstructured{}
-			got.SetGroupVersionKind(ref.GroupVersionKind())
-			if err := c.Get(ctx, client.ObjectKeyFromObject(ref), got); err == nil {
-				obj = got
-			} else if !apierrors.IsNotFound(err) {
+			got, err := getLive(ctx, c, e)
+			if err != nil && !apierrors.IsNotFound(err) {
 				return &componentHealth{Health: render.Health{Message: err.Error()}}
 			}
+			obj = got
 		}
 		mine = append(mine, e)
 		live = append(live, obj)

@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
 )
@@ -90,10 +89,7 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 // step by step, one step: two steps that deliver a component to two
 // namespaces of one cluster are judged each on its own objects.
 func healthKey(component, clusterName, step string) string {
-	if cluster.IsLocal(clusterName) {
-		clusterName = ""
-	}
-	k := component + "@" + clusterName
+	k := component + "@" + normalCluster(clusterName)
 	if step != "" {
 		k += "/" + step
 	}

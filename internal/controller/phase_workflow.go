@@ -58,17 +58,7 @@ func (r *ApplicationReconciler) advanceWorkflow(ctx context.Context, s *scope) e
 // steps were recorded prunes the field, and an object without its step
 // would be applied whatever the gate says.
 func checkRecordedSteps(rt *v1beta1.ResourceTracker, flow workflow.Flow) error {
-	deploys := map[string]bool{}
-	for _, st := range flow.Steps {
-		if st.Delivers() {
-			deploys[st.Name] = true
-		}
-		for _, sub := range st.Sub {
-			if sub.Delivers() {
-				deploys[sub.Name] = true
-			}
-		}
-	}
+	deploys := flow.Delivering()
 	entries, err := tracker.Entries(rt)
 	if err != nil {
 		return err
@@ -95,7 +85,9 @@ func (r *ApplicationReconciler) finishWorkflow(ctx context.Context, s *scope) er
 	if s.flow == nil {
 		return nil
 	}
-	blocked := blockedSteps(s)
+	// The entries are decoded once for every step judged.
+	entries, entriesErr := liveEntries(s.current, s.root)
+	blocked := blockedSteps(s, entries, entriesErr)
 	s.flow.Finish(func(name string) (bool, string) {
 		step, _ := s.flow.Step(name)
 		if step.Type == workflow.TypeDependsOnApp {
@@ -104,7 +96,7 @@ func (r *ApplicationReconciler) finishWorkflow(ctx context.Context, s *scope) er
 		if blocked == nil || blocked[name] {
 			return false, "waiting until every object of the step is applied"
 		}
-		if sick := unhealthyInStep(s, name); len(sick) > 0 {
+		if sick := unhealthyInStep(s, entries, entriesErr, name); len(sick) > 0 {
 			return false, "waiting for components to become healthy: " + strings.Join(sick, ", ")
 		}
 		return true, ""
@@ -116,12 +108,8 @@ func (r *ApplicationReconciler) finishWorkflow(ctx context.Context, s *scope) er
 // apply: an object or cluster of the step failed, or a component of it
 // waits for a dependency. nil means every step (the pass could not apply,
 // or a failure names no object of the version).
-func blockedSteps(s *scope) map[string]bool {
-	if !s.keep.ran || s.rulesErr != nil || s.identityErr != nil || s.recordErr != nil {
-		return nil
-	}
-	entries, err := liveEntries(s.current, s.root)
-	if err != nil {
+func blockedSteps(s *scope, entries []v1beta1.ManagedResource, entriesErr error) map[string]bool {
+	if !s.keep.ran || s.rulesErr != nil || s.identityErr != nil || s.recordErr != nil || entriesErr != nil {
 		return nil
 	}
 	blocked := map[string]bool{}
@@ -157,14 +145,6 @@ func blockedSteps(s *scope) map[string]bool {
 		}
 	}
 	return blocked
-}
-
-// normalCluster spells the hub "" whatever the spelling.
-func normalCluster(name string) string {
-	if cluster.IsLocal(name) {
-		return ""
-	}
-	return name
 }
 
 // appRunning reports whether the Application a depends-on-app step waits
@@ -208,16 +188,15 @@ func (r *ApplicationReconciler) appRunning(ctx context.Context, s *scope, ref st
 // unhealthyInStep names the components (with their cluster and health
 // message) the step delivers that are not healthy yet; health not
 // evaluated counts as not healthy.
-func unhealthyInStep(s *scope, step string) []string {
+func unhealthyInStep(s *scope, entries []v1beta1.ManagedResource, entriesErr error, step string) []string {
 	if step == "" {
 		return nil
 	}
 	if s.health == nil {
 		return []string{"health not evaluated yet"}
 	}
-	entries, err := liveEntries(s.current, s.root)
-	if err != nil {
-		return []string{err.Error()}
+	if entriesErr != nil {
+		return []string{entriesErr.Error()}
 	}
 	seen := map[string]bool{}
 	var sick []string

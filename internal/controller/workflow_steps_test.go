@@ -79,7 +79,9 @@ func TestBlockedSteps_AreThoseTheFailureBelongsTo(t *testing.T) {
 		"nothing could be applied": {keep: keepReport{}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := blockedSteps(&scope{current: rt, keep: tt.keep})
+			sc := &scope{current: rt, keep: tt.keep}
+			live, err := liveEntries(sc.current, sc.root)
+			got := blockedSteps(sc, live, err)
 			if tt.want == nil {
 				if got != nil {
 					t.Fatalf("blocked %v, want every step", got)

@@ -365,10 +365,8 @@ func parseStep(s v1beta1.WorkflowStepBase, names Namer) (Step, error) {
 			Duration string `json:"duration,omitempty"`
 			Message  string `json:"message,omitempty"`
 		}
-		if s.Properties != nil && len(s.Properties.Raw) > 0 {
-			if err := json.Unmarshal(s.Properties.Raw, &props); err != nil {
-				return Step{}, fmt.Errorf("suspend step %q: properties: %w", step.Name, err)
-			}
+		if err := decodeProperties(s, step.Name, &props); err != nil {
+			return Step{}, err
 		}
 		if props.Duration != "" {
 			d, err := time.ParseDuration(props.Duration)
@@ -383,10 +381,8 @@ func parseStep(s v1beta1.WorkflowStepBase, names Namer) (Step, error) {
 			Name      string `json:"name"`
 			Namespace string `json:"namespace,omitempty"`
 		}
-		if s.Properties != nil && len(s.Properties.Raw) > 0 {
-			if err := json.Unmarshal(s.Properties.Raw, &props); err != nil {
-				return Step{}, fmt.Errorf("depends-on-app step %q: properties: %w", step.Name, err)
-			}
+		if err := decodeProperties(s, step.Name, &props); err != nil {
+			return Step{}, err
 		}
 		if props.Name == "" {
 			return Step{}, fmt.Errorf("depends-on-app step %q: properties.name, the Application to wait for, is required", step.Name)
@@ -405,6 +401,18 @@ func parseStep(s v1beta1.WorkflowStepBase, names Namer) (Step, error) {
 		step.Timeout = d
 	}
 	return step, nil
+}
+
+// decodeProperties reads a step's properties into props; none leaves it
+// as it is.
+func decodeProperties(s v1beta1.WorkflowStepBase, name string, props any) error {
+	if s.Properties == nil || len(s.Properties.Raw) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(s.Properties.Raw, props); err != nil {
+		return fmt.Errorf("%s step %q: properties: %w", s.Type, name, err)
+	}
+	return nil
 }
 
 // checkDepends refuses a dependsOn that names no step of the same level,
@@ -475,6 +483,18 @@ func topoOrder(steps []Step) ([]int, bool) {
 		}
 	}
 	return order, true
+}
+
+// Delivering returns the names of the steps that deliver objects (sub-steps
+// included): tracker entries name one of them.
+func (f Flow) Delivering() map[string]bool {
+	out := map[string]bool{}
+	f.each(func(s, _ *Step) {
+		if s.Delivers() {
+			out[s.Name] = true
+		}
+	})
+	return out
 }
 
 // each calls fn for every step, a step group before its sub-steps (with
@@ -588,10 +608,9 @@ type Run struct {
 func Advance(f Flow, prev *v1beta1.WorkflowStatus, revision string, now time.Time) *Run {
 	st, started := restart(f, prev, revision, now)
 	r := &Run{flow: f, Status: st, Reached: map[string]bool{}, Started: started, now: now,
-		status: map[string]*v1beta1.StepStatus{}, waiting: map[string]bool{}, delivers: map[string]bool{}}
+		status: map[string]*v1beta1.StepStatus{}, waiting: map[string]bool{}, delivers: f.Delivering()}
 	r.walk(func(s *Step, ss *v1beta1.StepStatus) {
 		r.status[s.Name] = ss
-		r.delivers[s.Name] = s.Delivers()
 		// What a delivering step that started applied is kept, also
 		// when it failed (timed out, or terminated by vela) or the run
 		// was terminated while it ran; a skipped step, or one not
@@ -1034,7 +1053,7 @@ func (r *Run) Dispatching() []string {
 	}
 	var out []string
 	for _, name := range r.running {
-		if r.status[name] != nil && r.delivers[name] {
+		if r.delivers[name] {
 			out = append(out, name)
 		}
 	}
