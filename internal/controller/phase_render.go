@@ -85,7 +85,7 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		return err
 	}
 	if s.current != nil && s.current.Name == tracker.Name(s.app.Name, s.app.Namespace, kind) &&
-		(kind.PublishVersion != "" || !r.placementsMoved(ctx, s)) {
+		(kind.PublishVersion != "" || !r.placementsMoved(ctx, s)) && !inputsMoved(s) {
 		return r.reuseVersion(ctx, s)
 	}
 	versioned, root, placed, err := r.renderPlacements(ctx, s, gen, kind)
@@ -96,7 +96,7 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		}
 		return nil
 	}
-	marks := map[string]string{annotationDispatchPending: pendingNew, annotationWorkflowSteps: ""}
+	marks := map[string]string{annotationDispatchPending: pendingNew, annotationWorkflowSteps: "", annotationWorkflowInputs: renderedMark(s)}
 	if workflow.Gated(s.app.Spec.Workflow) {
 		// The run follows the steps the version was rendered with. A
 		// workflow it cannot run records nothing, root entries included.
@@ -241,7 +241,14 @@ func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, 
 		s.renderErr = &reasonError{reason: reason, err: err}
 		return nil, nil, "", err
 	}
-	objs, err := delivery.Objects(s.app, steps, delivery.Input{
+	// Steps taking values other steps export are rendered once the
+	// values are there.
+	deliver, err := withInputs(s, steps, kind)
+	if err != nil {
+		s.renderErr = &reasonError{reason: v1beta1.ReasonUnsupportedWorkflow, err: err}
+		return nil, nil, "", err
+	}
+	objs, err := delivery.Objects(s.app, deliver, delivery.Input{
 		Renderer:    r.Renderer,
 		Definitions: func(app *v1beta1.Application) (render.Definitions, error) { return r.resolveDefinitions(ctx, app) },
 		Context: render.AppContext{

@@ -42,7 +42,7 @@ func (r *ApplicationReconciler) advanceWorkflow(ctx context.Context, s *scope) e
 		return nil
 	}
 	rev := liveRevision(s.app, s.current).Name
-	s.flow = workflow.Advance(flow, s.app.Status.Workflow, rev, time.Now())
+	s.flow = workflow.AdvanceWith(flow, s.app.Status.Workflow, rev, time.Now(), runData(s, flow))
 	log := ctrl.LoggerFrom(ctx).V(decisionLevel)
 	switch s.flow.Status.Phase {
 	case workflow.PhaseSuspending:
@@ -98,6 +98,9 @@ func (r *ApplicationReconciler) finishWorkflow(ctx context.Context, s *scope) er
 		}
 		if sick := unhealthyInStep(s, entries, entriesErr, name); len(sick) > 0 {
 			return false, "waiting for components to become healthy: " + strings.Join(sick, ", ")
+		}
+		if err := r.exportOutputs(ctx, s, entries, step); err != nil {
+			return false, "waiting for its outputs: " + err.Error()
 		}
 		return true, ""
 	}, time.Now())

@@ -83,6 +83,9 @@ type scope struct {
 	// other workflow. flowErr is why such a workflow cannot run.
 	flow    *workflow.Run
 	flowErr error
+	// rendered says, for a version rendered in this pass whose workflow
+	// steps take inputs, which of them were rendered and with what.
+	rendered *renderedInputs
 
 	keep keepReport
 	gc   gcReport

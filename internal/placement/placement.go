@@ -66,6 +66,9 @@ type Step struct {
 	// Object, for an apply-object step, is the object it delivers (to
 	// its one placement) instead of the components; nil otherwise.
 	Object *unstructured.Unstructured
+	// fill, for an apply-component step taking inputs, sets them into
+	// its component's spec (WithInputs).
+	fill func(spec map[string]any) error
 }
 
 // Components returns the components the step delivers: the Application's
@@ -74,6 +77,9 @@ func (s Step) Components(app *v1beta1.Application) ([]v1beta1.ApplicationCompone
 	comps, err := ApplyOverrides(app.Spec.Components, s.Overrides)
 	if err != nil {
 		return nil, fmt.Errorf("deploy step %q: %w", s.Name, err)
+	}
+	if err := s.fillInputs(comps); err != nil {
+		return nil, err
 	}
 	return comps, nil
 }

@@ -12,7 +12,7 @@ import (
 
 // UnsupportedError is a workflow instruction Steward does not carry out:
 // a step type it does not run, a property it does not read, inputs or
-// outputs. Carrying out the rest
+// outputs on a step that does not pass values. Carrying out the rest
 // would skip it silently (a suspend step before a production deploy would
 // deliver to production at once), so the whole version is refused.
 type UnsupportedError struct {
@@ -277,9 +277,13 @@ func stepProperties(name, typ string, s v1beta1.WorkflowStepBase, known map[stri
 	return props, nil
 }
 
-// checkStepFields refuses the fields that pass values between steps,
-// which Steward does not run.
+// checkStepFields refuses the fields that pass values between steps on
+// a step that neither takes nor exports values: Steward passes them into
+// and out of apply-component and apply-object steps only.
 func checkStepFields(name string, s v1beta1.WorkflowStepBase) error {
+	if s.Type == StepApplyComponent || s.Type == StepApplyObject {
+		return nil
+	}
 	var fields []string
 	if len(s.Inputs) > 0 {
 		fields = append(fields, "inputs")
@@ -288,7 +292,7 @@ func checkStepFields(name string, s v1beta1.WorkflowStepBase) error {
 		fields = append(fields, "outputs")
 	}
 	if len(fields) > 0 {
-		return &UnsupportedError{Step: name, What: "field " + strings.Join(fields, ", ")}
+		return &UnsupportedError{Step: name, What: fmt.Sprintf("field %s on a %s step (values pass into and out of apply-component and apply-object steps)", strings.Join(fields, ", "), s.Type)}
 	}
 	return nil
 }

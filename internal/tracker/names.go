@@ -128,6 +128,14 @@ const (
 	// objects name their step, and the run follows these steps whatever
 	// the spec says later.
 	AnnotationWorkflowSteps = "app.oam.dev/workflow-steps"
+	// AnnotationWorkflowInputs records, on a versioned tracker whose
+	// workflow steps take inputs, the generation it was rendered from and
+	// the values each such step's objects were rendered with.
+	AnnotationWorkflowInputs = "app.oam.dev/workflow-inputs"
+	// AnnotationWorkflowOutputs records, on a versioned tracker, the
+	// values the steps of its current run exported, with the run they
+	// belong to.
+	AnnotationWorkflowOutputs = "app.oam.dev/workflow-outputs"
 )
 
 // Current returns the index in trackers of the versioned tracker the

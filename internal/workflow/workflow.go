@@ -139,6 +139,11 @@ type Step struct {
 	App string `json:"app,omitempty"`
 	// Sub are a step group's sub-steps.
 	Sub []Step `json:"subSteps,omitempty"`
+	// Inputs fill values other steps exported into the step's
+	// properties; its objects are rendered once they are all exported.
+	Inputs []Input `json:"inputs,omitempty"`
+	// Outputs are the values the step exports once it succeeded.
+	Outputs []Output `json:"outputs,omitempty"`
 }
 
 // Encode returns a flow as it is recorded on a version's tracker.
@@ -326,6 +331,15 @@ func Steps(wf *v1beta1.Workflow) (Flow, error) {
 	if !delivers {
 		return Flow{}, fmt.Errorf("the workflow needs a deploy, apply-component or apply-object step: it would deliver nothing")
 	}
+	// Steps taking a value wait for the step exporting it.
+	if err := checkData(&f); err != nil {
+		return Flow{}, err
+	}
+	for _, g := range f.Steps {
+		if err := checkDepends(g.Sub, !f.SubStepByStep); err != nil {
+			return Flow{}, err
+		}
+	}
 	if err := checkDepends(f.Steps, f.DAG); err != nil {
 		return Flow{}, err
 	}
@@ -355,7 +369,8 @@ func (n Namer) peek(s v1beta1.WorkflowStepBase) string {
 
 // parseStep reads one step's fields and the properties the gate reads.
 func parseStep(s v1beta1.WorkflowStepBase, names Namer) (Step, error) {
-	step := Step{Name: names.Name(s), Type: s.Type, If: s.If, DependsOn: s.DependsOn}
+	step := Step{Name: names.Name(s), Type: s.Type, If: s.If, DependsOn: slices.Clone(s.DependsOn)}
+	parseData(s, &step)
 	switch s.Type {
 	case TypeDeploy:
 		step.Approve = NotAuto(s.Properties)
@@ -520,7 +535,7 @@ func (s Step) runs(scope cue.Value, failed bool) (bool, error) {
 	}
 	ok, err := evalIf(s.If, scope)
 	if err != nil {
-		return false, fmt.Errorf("step %q: if %q: %v (Steward reads always and CUE over status.<step>.phase, succeeded, failed, skipped, timeout, reason and message; inputs are not supported)", s.Name, s.If, err)
+		return false, fmt.Errorf("step %q: if %q: %v (Steward reads always and CUE over status.<step>.phase, succeeded, failed, skipped, timeout, reason and message; inputs are not read in if)", s.Name, s.If, err)
 	}
 	return ok, nil
 }
@@ -596,6 +611,12 @@ type Run struct {
 	waiting map[string]bool
 	// scope is what if conditions read, built when first needed.
 	scope *cue.Value
+	// data is what the steps exported so far, and which steps taking
+	// them have their objects rendered with them.
+	data Data
+	// renderWanted is whether a step waits only for its objects to be
+	// rendered with the values it takes.
+	renderWanted bool
 }
 
 // Advance starts the pass of revision: from the status of the run so far
@@ -606,8 +627,24 @@ type Run struct {
 // one, every step whose dependencies have run in DAG mode, and a step
 // group's sub-steps as its mode says.
 func Advance(f Flow, prev *v1beta1.WorkflowStatus, revision string, now time.Time) *Run {
+	return AdvanceWith(f, prev, revision, now, Data{})
+}
+
+// AdvanceWith is Advance for a run whose steps pass data: d holds the
+// values exported so far in the run prev (dropped when the run starts
+// over) and the steps whose objects are rendered with them. A step taking
+// inputs starts only once its objects are rendered with them.
+func AdvanceWith(f Flow, prev *v1beta1.WorkflowStatus, revision string, now time.Time, d Data) *Run {
 	st, started := restart(f, prev, revision, now)
-	r := &Run{flow: f, Status: st, Reached: map[string]bool{}, Started: started, now: now,
+	if started {
+		d = Data{}
+	}
+	values := make(map[string]json.RawMessage, len(d.Values))
+	for k, v := range d.Values {
+		values[k] = v
+	}
+	d.Values = values
+	r := &Run{flow: f, Status: st, Reached: map[string]bool{}, Started: started, now: now, data: d,
 		status: map[string]*v1beta1.StepStatus{}, waiting: map[string]bool{}, delivers: f.Delivering()}
 	r.walk(func(s *Step, ss *v1beta1.StepStatus) {
 		r.status[s.Name] = ss
@@ -821,6 +858,9 @@ func (r *Run) step(s *Step, ss *v1beta1.StepStatus, failed bool) {
 			r.skip(s, ss)
 			return
 		}
+		if len(s.Inputs) > 0 && !r.inputsReady(s, ss) {
+			return
+		}
 	}
 	switch s.Type {
 	case TypeSuspend:
@@ -858,6 +898,59 @@ func (r *Run) step(s *Step, ss *v1beta1.StepStatus, failed bool) {
 	default:
 		r.runStep(s, ss)
 	}
+}
+
+// inputsReady reports whether a step taking inputs may start: every
+// value it takes was exported and its objects were rendered with them.
+// A value never exported (the step exporting it failed or was skipped,
+// and this one runs anyway: if: always) fails the step.
+func (r *Run) inputsReady(s *Step, ss *v1beta1.StepStatus) bool {
+	if _, ok := s.InputValues(r.data.Values); !ok {
+		t := metav1.NewTime(r.now)
+		missing := ""
+		for _, in := range s.Inputs {
+			if _, ok := r.data.Values[in.From]; !ok && missing == "" {
+				missing = in.From
+			}
+		}
+		ss.Phase, ss.Reason, ss.FirstExecuteTime, ss.LastExecuteTime = StepFailed, ReasonInputMissing, t, t
+		ss.Message = fmt.Sprintf("input from %q: no step exported it (the step exporting it did not succeed)", missing)
+		r.changed()
+		return false
+	}
+	if !r.data.Rendered[s.Name] {
+		ss.Message = renderMessage
+		if r.data.Blocked != "" {
+			ss.Message = r.data.Blocked
+		} else {
+			r.renderWanted = true
+		}
+		return false
+	}
+	if ss.Message == renderMessage || ss.Message == r.data.Blocked {
+		ss.Message = ""
+	}
+	return true
+}
+
+// renderMessage is the message of a step waiting for its objects to be
+// rendered with the values it takes.
+const renderMessage = "waiting for its objects to be rendered with its inputs"
+
+// Export records values a step exported in this pass: the steps taking
+// them may start.
+func (r *Run) Export(values map[string]json.RawMessage) {
+	for k, v := range values {
+		r.data.Values[k] = v
+	}
+}
+
+// Values returns the values the run's steps exported so far.
+func (r *Run) Values() map[string]json.RawMessage {
+	if r == nil {
+		return nil
+	}
+	return r.data.Values
 }
 
 // ifScope returns what conditions read now, built once per change.
@@ -1126,14 +1219,16 @@ func (r *Run) Finish(judge func(step string) (done bool, message string), now ti
 // wouldStart reports whether a pass now would start a step that has not
 // run: a dry run of the next pass.
 func (r *Run) wouldStart() bool {
-	next := Advance(r.flow, r.Status, r.Status.AppRevision, r.now)
+	next := AdvanceWith(r.flow, r.Status, r.Status.AppRevision, r.now, r.data)
 	started := false
 	next.walk(func(s *Step, ss *v1beta1.StepStatus) {
 		if before := r.status[s.Name]; before != nil && before.Phase == StepPending && ss.Phase != StepPending {
 			started = true
 		}
 	})
-	return started || next.Status.Finished
+	// A step whose value just arrived starts once the next pass has
+	// rendered its objects with it.
+	return started || next.Status.Finished || next.renderWanted
 }
 
 // Succeeded reports whether the run finished without a failed step.

@@ -1,0 +1,237 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/placement"
+	"github.com/steward-oam/steward/internal/tracker"
+	"github.com/steward-oam/steward/internal/workflow"
+)
+
+// Values passed between workflow steps (inputs and outputs). A step's
+// outputs are read from its live objects once it has succeeded and are
+// recorded on the version's tracker (annotationWorkflowOutputs) with the
+// run they belong to, so that a restarted run starts without them. A step
+// taking inputs is rendered only once every value it takes was exported:
+// the version is rendered again into its own tracker, recording the
+// step's objects (annotationWorkflowInputs says with which values) before
+// the step starts and they are applied.
+
+const (
+	annotationWorkflowInputs  = tracker.AnnotationWorkflowInputs
+	annotationWorkflowOutputs = tracker.AnnotationWorkflowOutputs
+)
+
+// renderedInputs is annotationWorkflowInputs: the generation the version
+// was rendered from and, for each step taking inputs that was rendered,
+// the values (workflow.RenderedWith).
+type renderedInputs struct {
+	Generation int64             `json:"generation"`
+	Steps      map[string]string `json:"steps,omitempty"`
+}
+
+// runOutputs is annotationWorkflowOutputs: the values a run's steps
+// exported, and the run (runKey).
+type runOutputs struct {
+	Run    string                     `json:"run"`
+	Values map[string]json.RawMessage `json:"values"`
+}
+
+// runKey names one run of a version: its revision and start.
+func runKey(st *v1beta1.WorkflowStatus) string {
+	return st.AppRevision + "@" + st.StartTime.UTC().Format(time.RFC3339)
+}
+
+// runValues returns what the steps of the Application's current run of
+// rt's version exported; nil when rt records another run's.
+func runValues(app *v1beta1.Application, rt *v1beta1.ResourceTracker) map[string]json.RawMessage {
+	raw := rt.Annotations[annotationWorkflowOutputs]
+	st := app.Status.Workflow
+	if raw == "" || st == nil || st.AppRevision != liveRevision(app, rt).Name {
+		return nil
+	}
+	var out runOutputs
+	if json.Unmarshal([]byte(raw), &out) != nil || out.Run != runKey(st) {
+		return nil
+	}
+	return out.Values
+}
+
+// readRendered reads annotationWorkflowInputs; ok is false when the
+// version's steps take no inputs.
+func readRendered(rt *v1beta1.ResourceTracker) (renderedInputs, bool) {
+	var ri renderedInputs
+	raw := rt.Annotations[annotationWorkflowInputs]
+	if raw == "" || json.Unmarshal([]byte(raw), &ri) != nil {
+		return ri, false
+	}
+	return ri, true
+}
+
+// takesInputs reports whether a step of the flow takes inputs.
+func takesInputs(f workflow.Flow) bool {
+	found := false
+	for _, s := range f.Steps {
+		found = found || len(s.Inputs) > 0
+		for _, sub := range s.Sub {
+			found = found || len(sub.Inputs) > 0
+		}
+	}
+	return found
+}
+
+// withInputs returns the steps to render for a version of a workflow
+// whose steps take inputs: those whose values were all exported by the
+// current run of this version (only when the version being rendered is
+// the one kept: a new version starts a new run), rendered with them;
+// s.rendered records which. Steps waiting for values are left out.
+func withInputs(s *scope, steps []placement.Step, kind tracker.Kind) ([]placement.Step, error) {
+	s.rendered = nil
+	if !workflow.Gated(s.app.Spec.Workflow) {
+		return steps, nil
+	}
+	flow, err := workflow.Steps(s.app.Spec.Workflow)
+	if err != nil || !takesInputs(flow) {
+		// A workflow that does not check is refused after rendering.
+		return steps, nil
+	}
+	var values map[string]json.RawMessage
+	if s.current != nil && s.current.Name == tracker.Name(s.app.Name, s.app.Namespace, kind) {
+		values = runValues(s.app, s.current)
+	}
+	deliver, rendered, err := placement.WithInputs(steps, flow, values)
+	if err != nil {
+		return nil, err
+	}
+	s.rendered = &renderedInputs{Generation: s.app.Generation, Steps: rendered}
+	return deliver, nil
+}
+
+// renderedMark is the value of annotationWorkflowInputs for a version
+// being recorded: empty when its steps take no inputs.
+func renderedMark(s *scope) string {
+	if s.rendered == nil {
+		return ""
+	}
+	raw, _ := json.Marshal(s.rendered)
+	return string(raw)
+}
+
+// inputsMoved reports whether a step of the kept version may now be
+// rendered with values it was not rendered with: every value it takes was
+// exported by the current run. The version is then rendered again. A
+// version whose spec changed since it was rendered (a spec edited under
+// the same publishVersion) is not: its steps wait, with a message.
+func inputsMoved(s *scope) bool {
+	ri, ok := readRendered(s.current)
+	if !ok || ri.Generation != s.app.Generation {
+		return false
+	}
+	flow, err := workflow.Decode(s.current.Annotations[annotationWorkflowSteps])
+	if err != nil {
+		return false
+	}
+	values := runValues(s.app, s.current)
+	moved := false
+	eachStep(flow, func(st workflow.Step) {
+		if taken, ok := st.InputValues(values); ok && len(st.Inputs) > 0 && ri.Steps[st.Name] != workflow.RenderedWith(taken) {
+			moved = true
+		}
+	})
+	return moved
+}
+
+// runData is what advanceWorkflow gives the run: the values exported so
+// far and the steps rendered with them.
+func runData(s *scope, flow workflow.Flow) workflow.Data {
+	ri, ok := readRendered(s.current)
+	if !ok {
+		return workflow.Data{}
+	}
+	d := workflow.Data{Values: runValues(s.app, s.current), Rendered: map[string]bool{}}
+	eachStep(flow, func(st workflow.Step) {
+		if taken, ok := st.InputValues(d.Values); ok && len(st.Inputs) > 0 && ri.Steps[st.Name] == workflow.RenderedWith(taken) {
+			d.Rendered[st.Name] = true
+		}
+	})
+	if ri.Generation != s.app.Generation {
+		d.Blocked = fmt.Sprintf("waiting for its objects to be rendered with its inputs, which this version cannot be: the Application's spec changed since version %s was recorded (publish a new version)", liveRevision(s.app, s.current).Name)
+	}
+	return d
+}
+
+// eachStep calls fn for every step of a flow, sub-steps included.
+func eachStep(f workflow.Flow, fn func(workflow.Step)) {
+	for _, s := range f.Steps {
+		fn(s)
+		for _, sub := range s.Sub {
+			fn(sub)
+		}
+	}
+}
+
+// exportOutputs reads, once a step exporting values has succeeded, its
+// live objects and evaluates its outputs over them: output is its
+// workload (apply-component) or its object (apply-object), outputs.<name>
+// an apply-component step's other objects by their template name. The
+// values are recorded on the version's tracker before the step is said to
+// have succeeded. A value that does not evaluate yet (a status field not
+// reported) keeps the step running, with the reason.
+func (r *ApplicationReconciler) exportOutputs(ctx context.Context, s *scope, entries []v1beta1.ManagedResource, step workflow.Step) error {
+	if len(step.Outputs) == 0 {
+		return nil
+	}
+	have := s.flow.Values()
+	missing := false
+	for _, o := range step.Outputs {
+		_, ok := have[o.Name]
+		missing = missing || !ok
+	}
+	if !missing {
+		return nil
+	}
+	scope := map[string]any{}
+	outputs := map[string]any{}
+	for _, e := range entries {
+		if e.Step != step.Name {
+			continue
+		}
+		c, err := s.clients.GetClient(ctx, e.Cluster)
+		if err != nil {
+			return err
+		}
+		live, err := getLive(ctx, c, e)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", tracker.KeyOf(e), err)
+		}
+		if step.Type == workflow.TypeApplyObject || e.Trait == "" {
+			scope["output"] = live.Object
+			continue
+		}
+		if name := live.GetLabels()[v1beta1.LabelTraitResource]; name != "" {
+			outputs[name] = live.Object
+		}
+	}
+	scope["outputs"] = outputs
+	values, err := step.Export(scope)
+	if err != nil {
+		return err
+	}
+	s.flow.Export(values)
+	raw, _ := json.Marshal(runOutputs{Run: runKey(s.flow.Status), Values: s.flow.Values()})
+	if err := r.Trackers.Annotate(ctx, s.current, annotationWorkflowOutputs, string(raw)); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(values))
+	for k := range values {
+		names = append(names, k)
+	}
+	ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Workflow step exported its outputs", "step", step.Name, "outputs", names)
+	return nil
+}
