@@ -95,6 +95,13 @@ func byCluster(entries []v1beta1.ManagedResource) []clusterGroup {
 // time, so that a slow or unreachable cluster does not hold up the others.
 // It returns one pass per group, in group order.
 func (r *ApplicationReconciler) eachCluster(groups []clusterGroup, fn func(g clusterGroup, p *pass)) []*pass {
+	return r.eachClusterAtMost(0, groups, fn)
+}
+
+// eachClusterAtMost is eachCluster with at most limit groups at a time
+// when limit is positive and below ClusterConcurrency: a deploy step's
+// parallelism.
+func (r *ApplicationReconciler) eachClusterAtMost(limit int, groups []clusterGroup, fn func(g clusterGroup, p *pass)) []*pass {
 	passes := make([]*pass, len(groups))
 	for i := range groups {
 		passes[i] = newPass()
@@ -104,7 +111,11 @@ func (r *ApplicationReconciler) eachCluster(groups []clusterGroup, fn func(g clu
 		return passes
 	}
 	var eg errgroup.Group
-	eg.SetLimit(max(r.Options.ClusterConcurrency, 1))
+	n := max(r.Options.ClusterConcurrency, 1)
+	if limit > 0 && limit < n {
+		n = limit
+	}
+	eg.SetLimit(n)
 	for i, g := range groups {
 		eg.Go(func() error {
 			fn(g, passes[i])

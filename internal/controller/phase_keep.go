@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -86,7 +87,13 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err er
 			return false
 		})
 	}
-	passes := r.eachCluster(byCluster(inDependencyOrder(applicable, dependencies(s.app))), func(g clusterGroup, p *pass) {
+	// A deploy step's parallelism bounds how many clusters are worked on
+	// at once.
+	limit := 0
+	if s.current != nil {
+		limit, _ = strconv.Atoi(s.current.Annotations[annotationParallelism])
+	}
+	passes := r.eachClusterAtMost(limit, byCluster(inDependencyOrder(applicable, dependencies(s.app))), func(g clusterGroup, p *pass) {
 		r.keepCluster(ctx, s, applier, g, p, wanted)
 	})
 	drop := map[tracker.Key]bool{}

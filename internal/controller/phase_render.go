@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -96,7 +97,10 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		}
 		return nil
 	}
-	marks := map[string]string{annotationDispatchPending: pendingNew, annotationWorkflowSteps: "", annotationWorkflowInputs: renderedMark(s)}
+	marks := map[string]string{annotationDispatchPending: pendingNew, annotationWorkflowSteps: "", annotationWorkflowInputs: renderedMark(s), annotationParallelism: ""}
+	if s.parallelism > 0 {
+		marks[annotationParallelism] = strconv.Itoa(s.parallelism)
+	}
 	if workflow.Gated(s.app.Spec.Workflow) {
 		// The run follows the steps the version was rendered with. A
 		// workflow it cannot run records nothing, root entries included.
@@ -280,6 +284,7 @@ func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, 
 	if err != nil {
 		s.renderErr = err
 	}
+	s.parallelism = delivery.ParallelismOf(steps)
 	return versioned, root, delivery.PlacementsOf(steps), err
 }
 
@@ -321,6 +326,10 @@ func (r *ApplicationReconciler) placementsMoved(ctx context.Context, s *scope) b
 // annotationPlacements records on a versioned tracker the placements it
 // was rendered for, so that a re-sync can tell whether they moved.
 const annotationPlacements = tracker.AnnotationPlacements
+
+// annotationParallelism records on a versioned tracker the smallest
+// parallelism its deploy steps set.
+const annotationParallelism = tracker.AnnotationParallelism
 
 // annotationWorkflowSteps records on a versioned tracker the steps of a
 // workflow with suspend steps, as the version was rendered.

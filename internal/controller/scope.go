@@ -86,6 +86,9 @@ type scope struct {
 	// rendered says, for a version rendered in this pass whose workflow
 	// steps take inputs, which of them were rendered and with what.
 	rendered *renderedInputs
+	// parallelism is the smallest parallelism the deploy steps of a
+	// version rendered in this pass set; 0 for none.
+	parallelism int
 
 	keep keepReport
 	gc   gcReport

@@ -311,6 +311,19 @@ func PlacementsOf(steps []placement.Step) string {
 	return strings.Join(slices.Compact(items), ",")
 }
 
+// ParallelismOf returns the smallest parallelism the deploy steps set,
+// 0 when none does: how many clusters of the version are worked on at
+// once, at most.
+func ParallelismOf(steps []placement.Step) int {
+	out := 0
+	for _, st := range steps {
+		if st.ParallelismSet && (out == 0 || st.Parallelism < out) {
+			out = st.Parallelism
+		}
+	}
+	return out
+}
+
 // RevisionName names a version as KubeVela does: "<app>-v<generation>",
 // or "<app>-<publishVersion>".
 func RevisionName(app *v1beta1.Application, gen int64) string {

@@ -63,6 +63,9 @@ type Step struct {
 	Overrides []v1beta1.AppPolicy
 	// Parallelism is the step's parallelism property (default 5).
 	Parallelism int
+	// ParallelismSet is whether the step sets parallelism: it then
+	// bounds how many clusters are worked on at once.
+	ParallelismSet bool
 	// Object, for an apply-object step, is the object it delivers (to
 	// its one placement) instead of the components; nil otherwise.
 	Object *unstructured.Unstructured
@@ -171,7 +174,9 @@ func resolveDeploy(name string, ws v1beta1.WorkflowStepBase, byName map[string]v
 	if props.Parallelism != nil && *props.Parallelism > 0 {
 		parallelism = *props.Parallelism
 	}
-	return resolveStep(name, selected, parallelism, known)
+	step, err := resolveStep(name, selected, parallelism, known)
+	step.ParallelismSet = props.Parallelism != nil && *props.Parallelism > 0
+	return step, err
 }
 
 // deploySteps returns the steps of a workflow that deliver, in workflow

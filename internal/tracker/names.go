@@ -136,6 +136,10 @@ const (
 	// values the steps of its current run exported, with the run they
 	// belong to.
 	AnnotationWorkflowOutputs = "app.oam.dev/workflow-outputs"
+	// AnnotationParallelism records, on a versioned tracker, the
+	// smallest parallelism its deploy steps set: at most that many of its
+	// clusters are worked on at once.
+	AnnotationParallelism = "app.oam.dev/parallelism"
 )
 
 // Current returns the index in trackers of the versioned tracker the
