@@ -243,3 +243,53 @@ func describe(obj client.Object) string {
 	}
 	return kind + " " + obj.GetNamespace() + "/" + obj.GetName()
 }
+
+// Restore repairs drift of an object Steward applied before, without
+// applying anything new: the live object is patched back to its own
+// last-applied configuration (what Steward last wrote to it, whichever
+// version that was), keeping the KeepLiveFields. A missing object is
+// Missing and is not created; an object with no last-applied
+// configuration, or a shared one, is left Unchanged; one owned by another
+// Application is an *OwnershipError. ref names the object (kind,
+// namespace, name).
+func (a Applier) Restore(ctx context.Context, c client.Client, ref *unstructured.Unstructured, opts Options) (Result, error) {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(ref.GroupVersionKind())
+	err := c.Get(ctx, client.ObjectKeyFromObject(ref), live)
+	if apierrors.IsNotFound(err) {
+		return Result{Action: Missing}, nil
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("reading %s: %w", describe(ref), err)
+	}
+	raw := live.GetAnnotations()[v1beta1.AnnotationLastApplied]
+	if raw == "" || live.GetAnnotations()[AnnotationSharedBy] != "" || slices.Contains(opts.KeepLiveFields, "*") {
+		return Result{Action: Unchanged, Live: live}, nil
+	}
+	if err := a.checkOwner(live, Options{}); err != nil {
+		return Result{Live: live}, err
+	}
+	desired := &unstructured.Unstructured{}
+	if err := json.Unmarshal([]byte(raw), &desired.Object); err != nil {
+		return Result{Live: live}, fmt.Errorf("reading the last-applied configuration of %s: %w", describe(live), err)
+	}
+	keepLiveFields(desired, live, opts.KeepLiveFields)
+	modified, err := withLastApplied(desired)
+	if err != nil {
+		return Result{}, err
+	}
+	pt, patch, err := threeWayPatch(live.GroupVersionKind(), live, modified)
+	if err != nil {
+		return Result{Live: live}, fmt.Errorf("computing patch for %s: %w", describe(live), err)
+	}
+	if string(patch) == "{}" {
+		return Result{Action: Unchanged, Live: live}, nil
+	}
+	if opts.ReportOnly {
+		return Result{Action: Drifted, Live: live, Patch: patch}, nil
+	}
+	if err := c.Patch(ctx, live, client.RawPatch(pt, patch)); err != nil {
+		return Result{}, fmt.Errorf("patching %s: %w", describe(live), err)
+	}
+	return Result{Action: Configured, Live: live, Patch: patch}, nil
+}

@@ -77,15 +77,21 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err er
 	// render's root entries were recorded and its version was not (no run
 	// yet, recordErr).
 	applicable := all
+	var standing []v1beta1.ManagedResource
 	if s.flow != nil || s.flowErr != nil || s.recordErr != nil {
 		applicable = slices.DeleteFunc(slices.Clone(all), func(e v1beta1.ManagedResource) bool {
 			if s.gatedEntry(e) {
 				s.keep.gated++
 				decisionLog(ctx, tracker.KeyOf(e), decisionLevel).Info("Skipped: its workflow step has not been reached", "component", e.Component, "step", e.Step)
+				if !e.Deleted && e.Data != nil {
+					standing = append(standing, e)
+				}
 				return true
 			}
 			return false
 		})
+		// An object another entry applies in this pass is kept by it.
+		standing = slices.DeleteFunc(standing, appliedIn(applicable))
 	}
 	// A deploy step's parallelism bounds how many clusters are worked on
 	// at once.
@@ -96,6 +102,12 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err er
 	passes := r.eachClusterAtMost(limit, byCluster(inDependencyOrder(applicable, dependencies(s.app))), func(g clusterGroup, p *pass) {
 		r.keepCluster(ctx, s, applier, g, p, wanted)
 	})
+	// What an earlier run applied for the steps not reached (production
+	// runs the earlier version until its step is reached again) is kept
+	// as it was applied: drift is repaired, nothing new is applied.
+	passes = append(passes, r.eachClusterAtMost(limit, byCluster(standing), func(g clusterGroup, p *pass) {
+		r.restoreCluster(ctx, s, applier, g, p)
+	})...)
 	drop := map[tracker.Key]bool{}
 	for _, p := range passes {
 		s.merge(p)
@@ -300,6 +312,54 @@ func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, appli
 		}
 		if err != nil {
 			failed[e.Component] = true
+		}
+	}
+}
+
+// appliedIn returns whether an entry's object is applied by one of
+// entries (recorded with a manifest and not marked deleted).
+func appliedIn(entries []v1beta1.ManagedResource) func(v1beta1.ManagedResource) bool {
+	keys := wantedKeys(entries)
+	return func(e v1beta1.ManagedResource) bool { return keys[tracker.KeyOf(e)] }
+}
+
+// restoreCluster repairs, in one cluster, the drift of the objects of
+// workflow steps the run has not reached: each live object is patched
+// back to what Steward last applied to it (apply.Restore), whichever
+// version that was; a missing one is not created (its step creates it
+// when reached). These objects belong to no running step: a failure, or
+// a cluster out of reach, is logged and does not hold the run.
+func (r *ApplicationReconciler) restoreCluster(ctx context.Context, s *scope, applier apply.Applier, g clusterGroup, p *pass) {
+	c, err := r.getClient(ctx, s, g)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Not repaired: the cluster of steps not reached cannot be used", "cluster", g.cluster, "error", err.Error())
+		return
+	}
+	types := componentTypes(s.app)
+	for _, e := range g.entries {
+		key := tracker.KeyOf(e)
+		res := resourceOf(e, types)
+		if s.rules.ReadOnly(res) {
+			continue
+		}
+		opts := apply.Options{KeepLiveFields: s.rules.ApplyOncePaths(res, false), ReportOnly: reportOnly(s.app)}
+		result, err := applier.Restore(ctx, c, refObject(e), opts)
+		if err != nil {
+			decisionLog(ctx, key, decisionLevel).Info("Not repaired (its step has not been reached)", "component", e.Component, "step", e.Step, "error", err.Error())
+			continue
+		}
+		change := objectChange{Key: key, Action: result.Action, Fields: apply.PatchedFields(result.Patch)}
+		switch result.Action {
+		case apply.Missing:
+			decisionLog(ctx, key, decisionLevel).Info("Skipped: missing, and its workflow step has not been reached", "component", e.Component, "step", e.Step)
+		case apply.Unchanged:
+			decisionLog(ctx, key, unchangedLevel).Info("Unchanged (its step has not been reached)", "component", e.Component)
+		case apply.Drifted:
+			logApplied(ctx, key, e.Component, result, change.Fields)
+			p.keep.drifted = append(p.keep.drifted, change)
+		default:
+			logApplied(ctx, key, e.Component, result, change.Fields)
+			p.keep.changes = append(p.keep.changes, change)
 		}
 	}
 }

@@ -85,9 +85,17 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 	if err := r.confirmPresent(ctx, s); err != nil {
 		return err
 	}
+	// refill: the version kept is rendered again only because values a
+	// step takes arrived. Only that step's objects are new: they are
+	// applied when the step runs, and the version is not dispatched
+	// again as a whole.
+	refill := false
 	if s.current != nil && s.current.Name == tracker.Name(s.app.Name, s.app.Namespace, kind) &&
-		(kind.PublishVersion != "" || !r.placementsMoved(ctx, s)) && !inputsMoved(s) {
-		return r.reuseVersion(ctx, s)
+		(kind.PublishVersion != "" || !r.placementsMoved(ctx, s)) {
+		if !inputsMoved(s) {
+			return r.reuseVersion(ctx, s)
+		}
+		refill = true
 	}
 	versioned, root, placed, err := r.renderPlacements(ctx, s, gen, kind)
 	if err != nil {
@@ -100,6 +108,13 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 	marks := map[string]string{annotationDispatchPending: pendingNew, annotationWorkflowSteps: "", annotationWorkflowInputs: renderedMark(s), annotationParallelism: ""}
 	if s.parallelism > 0 {
 		marks[annotationParallelism] = strconv.Itoa(s.parallelism)
+	}
+	fresh := true
+	if refill {
+		pending := s.current.Annotations[annotationDispatchPending]
+		delete(marks, annotationDispatchPending)
+		fresh = pending != ""
+		s.rolledBack = pending == pendingRollback
 	}
 	if workflow.Gated(s.app.Spec.Workflow) {
 		// The run follows the steps the version was rendered with. A
@@ -136,8 +151,12 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 	// taken over: it is current now, not an older one.
 	s.older = slices.DeleteFunc(s.older, func(o v1beta1.ResourceTracker) bool { return o.Name == rt.Name })
 	s.current = rt
-	s.fresh = true
-	ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Recorded a new version", "resourceTracker", rt.Name, "generation", gen, "objects", len(versioned), "rootObjects", len(root))
+	s.fresh = fresh
+	if refill {
+		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Recorded the version again with the values its workflow steps take", "resourceTracker", rt.Name, "generation", gen, "objects", len(versioned))
+	} else {
+		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Recorded a new version", "resourceTracker", rt.Name, "generation", gen, "objects", len(versioned), "rootObjects", len(root))
+	}
 	if delivery.UsesTopology(s.app) {
 		if err := r.Trackers.Annotate(ctx, rt, annotationPlacements, placed); err != nil {
 			s.setRetry(err)

@@ -557,3 +557,70 @@ spec:
 		return nil
 	})
 }
+
+// While a run waits at its gate, what production runs (the earlier
+// version, applied by the earlier run) is still kept: drift is repaired
+// back to what was applied, never to the version waiting for approval,
+// and an object deleted is not created again before its step is reached.
+func TestWorkflow_SuspendedKeepsProduction(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	envs := envNamespaces(t, ns, "staging", "prod")
+	staging, prod := envs[0], envs[1]
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: gate}\nspec:"+indent(gatedSpec(ns, "cfg")))
+	waitSuspended(t, ns)
+	if _, err := cli.WorkflowOp(ctx, testClient, ns, "gate", cli.WorkflowResume); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, ns, "gate")
+
+	// Version 2 changes the data; the run waits at the gate again.
+	setSpec(t, ns, "gate", strings.Replace(gatedSpec(ns, "cfg"), `v: "1"`, `v: "2"`, 1), nil)
+	eventually(t, 30*time.Second, "staging on version 2, the run at the gate", func() error {
+		cm, err := getConfigMap(t, staging, "cfg")
+		if err != nil || cm.Data["v"] != "2" {
+			return errNotYet
+		}
+		return nil
+	})
+	waitSuspended(t, ns)
+
+	cm, err := getConfigMap(t, prod, "cfg")
+	if err != nil || cm.Data["v"] != "1" {
+		t.Fatalf("production before the approval: %+v, %v", cm, err)
+	}
+	cm.Data["v"] = "tampered"
+	if err := testClient.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "production repaired to the version it runs", func() error {
+		cm, err := getConfigMap(t, prod, "cfg")
+		if err != nil {
+			return err
+		}
+		if cm.Data["v"] != "1" {
+			return fmt.Errorf("production data %v", cm.Data)
+		}
+		return nil
+	})
+	if err := testClient.Delete(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Second)
+	if configMapExists(t, prod, "cfg") {
+		t.Fatal("production's object was created again before its step was approved")
+	}
+	waitSuspended(t, ns)
+
+	if _, err := cli.WorkflowOp(ctx, testClient, ns, "gate", cli.WorkflowResume); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "production on version 2 after the approval", func() error {
+		cm, err := getConfigMap(t, prod, "cfg")
+		if err != nil || cm.Data["v"] != "2" {
+			return errNotYet
+		}
+		return nil
+	})
+}
