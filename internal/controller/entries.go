@@ -23,7 +23,7 @@ import (
 // deletes them.
 func entriesOf(app *v1beta1.Application, objs []delivery.Object, rules *policy.Rules) (versioned, root []v1beta1.ManagedResource, err error) {
 	types := componentTypes(app)
-	gated := workflow.Gated(app.Spec.Workflow)
+	gated := workflow.Gated(workflow.Of(app))
 	for _, o := range objs {
 		e, err := tracker.Entry(o.Cluster, o.Component, o.Trait, o.Object)
 		if err != nil {

@@ -93,10 +93,11 @@ func takesInputs(f workflow.Flow) bool {
 // s.rendered records which. Steps waiting for values are left out.
 func withInputs(s *scope, steps []placement.Step, kind tracker.Kind) ([]placement.Step, error) {
 	s.rendered = nil
-	if !workflow.Gated(s.app.Spec.Workflow) {
+	wf := workflow.Of(s.app)
+	if !workflow.Gated(wf) {
 		return steps, nil
 	}
-	flow, err := workflow.Steps(s.app.Spec.Workflow)
+	flow, err := workflow.Steps(wf)
 	if err != nil || !takesInputs(flow) {
 		// A workflow that does not check is refused after rendering.
 		return steps, nil

@@ -116,10 +116,10 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		fresh = pending != ""
 		s.rolledBack = pending == pendingRollback
 	}
-	if workflow.Gated(s.app.Spec.Workflow) {
+	if wf := workflow.Of(s.app); workflow.Gated(wf) {
 		// The run follows the steps the version was rendered with. A
 		// workflow it cannot run records nothing, root entries included.
-		steps, err := workflow.Steps(s.app.Spec.Workflow)
+		steps, err := workflow.Steps(wf)
 		if err != nil {
 			s.renderErr = &reasonError{reason: v1beta1.ReasonUnsupportedWorkflow, err: err}
 			return nil

@@ -209,3 +209,46 @@ func TestWorkflow_DeployStepsRunOneAfterAnother(t *testing.T) {
 		t.Fatalf("workflow %+v", w)
 	}
 }
+
+// Without a workflow, an Application with two topology policies runs the
+// workflow KubeVela generates for it: a deploy step per topology policy,
+// one after another, each waiting for its components' health.
+func TestWorkflow_NoWorkflowDeploysTopologyByTopology(t *testing.T) {
+	ns := newNamespace(t)
+	envs := envNamespaces(t, ns, "staging", "prod")
+	staging, prod := envs[0], envs[1]
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, fmt.Sprintf(`metadata: {name: topo}
+spec:
+  components:
+    - {name: api, type: test-healthy, properties: {image: nginx}}
+  policies:
+    - {name: staging, type: topology, properties: {clusters: [local], namespace: %s}}
+    - {name: prod, type: topology, properties: {clusters: [local], namespace: %s}}
+`, staging, prod))
+	eventually(t, 30*time.Second, "staging delivered, prod waiting for it", func() error {
+		if _, err := getDeployment(t, staging, "api"); err != nil {
+			return err
+		}
+		w := getApp(t, ns, "topo").Status.Workflow
+		if w == nil || len(w.Steps) != 2 || w.Steps[0].Name != "deploy-staging" || w.Steps[1].Name != "deploy-prod" ||
+			w.Steps[0].Phase != workflow.StepRunning || w.Steps[1].Phase != workflow.StepPending {
+			return fmt.Errorf("workflow %+v", w)
+		}
+		return nil
+	})
+	time.Sleep(3 * time.Second)
+	if _, err := getDeployment(t, prod, "api"); err == nil {
+		t.Fatal("prod was delivered before staging was healthy")
+	}
+	setReady(t, staging, "api")
+	eventually(t, 30*time.Second, "prod delivered once staging is healthy", func() error {
+		_, err := getDeployment(t, prod, "api")
+		return err
+	})
+	setReady(t, prod, "api")
+	app := waitReady(t, ns, "topo")
+	if w := app.Status.Workflow; !w.Finished || w.Phase != workflow.PhaseSucceeded {
+		t.Fatalf("workflow %+v", w)
+	}
+}

@@ -3,6 +3,7 @@ package placement
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -106,7 +107,8 @@ type deployProperties struct {
 // clusters (local is always known). Errors name the step and the policy
 // and are the user's to fix.
 func Resolve(app *v1beta1.Application, clusters []cluster.Cluster) ([]Step, error) {
-	if err := CheckWorkflow(app.Spec.Workflow); err != nil {
+	wf := workflow.Of(app)
+	if err := CheckWorkflow(wf); err != nil {
 		return nil, err
 	}
 	for _, c := range app.Spec.Components {
@@ -124,7 +126,7 @@ func Resolve(app *v1beta1.Application, clusters []cluster.Cluster) ([]Step, erro
 		byName[p.Name] = p
 	}
 	known := knownClusters(clusters)
-	deploys := deploySteps(app.Spec.Workflow)
+	deploys := deploySteps(wf)
 	if len(deploys) == 0 {
 		var selected []v1beta1.AppPolicy
 		for _, p := range app.Spec.Policies {
@@ -156,6 +158,20 @@ func Resolve(app *v1beta1.Application, clusters []cluster.Cluster) ([]Step, erro
 			return nil, err
 		}
 		steps = append(steps, step)
+	}
+	if workflow.Generated(app) {
+		// The steps generated per topology policy deliver each placement
+		// once, in the first step that selects it, as the policies
+		// together would: two topologies selecting one cluster do not
+		// render the same objects twice.
+		seen := map[Placement]bool{}
+		for i := range steps {
+			steps[i].Placements = slices.DeleteFunc(steps[i].Placements, func(p Placement) bool {
+				dup := seen[p]
+				seen[p] = true
+				return dup
+			})
+		}
 	}
 	return steps, nil
 }

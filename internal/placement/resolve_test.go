@@ -96,14 +96,17 @@ func TestResolve(t *testing.T) {
 		app:  app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"namespace": "shop"}`)}),
 		want: []string{"deploy: local/shop | "},
 	}, {
-		name: "implicit step: every topology, duplicates once, and every override",
+		// Without a workflow, KubeVela's generated one: a deploy step per
+		// topology policy with every override; a cluster two topologies
+		// select is delivered once, by the first.
+		name: "generated steps: one per topology, duplicates once, every override",
 		app: app([]v1beta1.AppPolicy{
 			pol("eu", TypeTopology, `{"clusterLabelSelector": {"region": "eu"}}`),
 			override,
 			pol("prod", TypeTopology, `{"clusters": ["eu-1", "us-1", "local"]}`),
 			pol("gc", "garbage-collect", `{"rules": []}`),
 		}),
-		want: []string{"deploy: eu-1,eu-2,us-1,local | bigger"},
+		want: []string{"deploy-eu: eu-1,eu-2 | bigger", "deploy-prod: us-1,local | bigger"},
 	}, {
 		name: "allowEmpty: nothing matches, nothing delivered",
 		app:  app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusterLabelSelector": {"region": "mars"}, "allowEmpty": true}`)}),

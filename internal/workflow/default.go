@@ -1,0 +1,68 @@
+package workflow
+
+import (
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+)
+
+// Of returns the workflow an Application runs: its own when it lists
+// steps (or names a WorkflowTemplate), else the one KubeVela generates
+// for it. With two or more topology policies that is one deploy step per
+// topology policy, in their order, named deploy-<policy>, each with the
+// override policies: the topologies are delivered one after another,
+// each waiting for its components' health, as in KubeVela. Otherwise
+// there is nothing to run step by step (one topology policy, or none,
+// is one deploy step, delivered in one pass with the components in
+// dependency order, as KubeVela's generated apply-component steps do),
+// and the Application's own (possibly nil) workflow is returned.
+func Of(app *v1beta1.Application) *v1beta1.Workflow {
+	wf := app.Spec.Workflow
+	if !Generated(app) {
+		return wf
+	}
+	var topologies, overrides []string
+	for _, p := range app.Spec.Policies {
+		switch p.Type {
+		case policyTopology:
+			topologies = append(topologies, p.Name)
+		case policyOverride:
+			overrides = append(overrides, p.Name)
+		}
+	}
+	out := &v1beta1.Workflow{}
+	if wf != nil {
+		out.Mode = wf.Mode
+	}
+	for _, t := range topologies {
+		props, _ := json.Marshal(map[string]any{"policies": append(append([]string{}, overrides...), t)})
+		out.Steps = append(out.Steps, v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{
+			Name: "deploy-" + t, Type: TypeDeploy, Properties: &runtime.RawExtension{Raw: props},
+		}})
+	}
+	return out
+}
+
+// Generated reports whether the workflow an Application runs is the one
+// generated for it (Of): it lists no steps, names no WorkflowTemplate,
+// and has two or more topology policies.
+func Generated(app *v1beta1.Application) bool {
+	if wf := app.Spec.Workflow; wf != nil && (len(wf.Steps) > 0 || wf.Ref != "") {
+		return false
+	}
+	n := 0
+	for _, p := range app.Spec.Policies {
+		if p.Type == policyTopology {
+			n++
+		}
+	}
+	return n > 1
+}
+
+// Policy types the generated workflow reads.
+const (
+	policyTopology = "topology"
+	policyOverride = "override"
+)
