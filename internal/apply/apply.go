@@ -125,18 +125,25 @@ func (a Applier) Apply(ctx context.Context, c client.Client, desired *unstructur
 			return Result{}, err
 		}
 	}
-	pt, patch, err := threeWayPatch(desired.GroupVersionKind(), live, modified)
+	return patchTo(ctx, c, live, modified, opts.ReportOnly)
+}
+
+// patchTo patches live to modified (a three-way patch against live's
+// last-applied configuration), skipping an empty patch; reportOnly
+// computes it without sending it.
+func patchTo(ctx context.Context, c client.Client, live, modified *unstructured.Unstructured, reportOnly bool) (Result, error) {
+	pt, patch, err := threeWayPatch(modified.GroupVersionKind(), live, modified)
 	if err != nil {
-		return Result{Live: live}, fmt.Errorf("computing patch for %s: %w", describe(desired), err)
+		return Result{Live: live}, fmt.Errorf("computing patch for %s: %w", describe(modified), err)
 	}
 	if string(patch) == "{}" {
 		return Result{Action: Unchanged, Live: live}, nil
 	}
-	if opts.ReportOnly {
+	if reportOnly {
 		return Result{Action: Drifted, Live: live, Patch: patch}, nil
 	}
 	if err := c.Patch(ctx, live, client.RawPatch(pt, patch)); err != nil {
-		return Result{}, fmt.Errorf("patching %s: %w", describe(desired), err)
+		return Result{}, fmt.Errorf("patching %s: %w", describe(modified), err)
 	}
 	return Result{Action: Configured, Live: live, Patch: patch}, nil
 }
@@ -278,18 +285,5 @@ func (a Applier) Restore(ctx context.Context, c client.Client, ref *unstructured
 	if err != nil {
 		return Result{}, err
 	}
-	pt, patch, err := threeWayPatch(live.GroupVersionKind(), live, modified)
-	if err != nil {
-		return Result{Live: live}, fmt.Errorf("computing patch for %s: %w", describe(live), err)
-	}
-	if string(patch) == "{}" {
-		return Result{Action: Unchanged, Live: live}, nil
-	}
-	if opts.ReportOnly {
-		return Result{Action: Drifted, Live: live, Patch: patch}, nil
-	}
-	if err := c.Patch(ctx, live, client.RawPatch(pt, patch)); err != nil {
-		return Result{}, fmt.Errorf("patching %s: %w", describe(live), err)
-	}
-	return Result{Action: Configured, Live: live, Patch: patch}, nil
+	return patchTo(ctx, c, live, modified, opts.ReportOnly)
 }

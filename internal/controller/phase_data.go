@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -28,12 +30,20 @@ const (
 	annotationWorkflowOutputs = tracker.AnnotationWorkflowOutputs
 )
 
-// renderedInputs is annotationWorkflowInputs: the generation the version
-// was rendered from and, for each step taking inputs that was rendered,
-// the values (workflow.RenderedWith).
+// renderedInputs is annotationWorkflowInputs: a digest of the spec the
+// version was rendered from and, for each step taking inputs that was
+// rendered, a digest of its values (workflow.RenderedWith).
 type renderedInputs struct {
-	Generation int64             `json:"generation"`
-	Steps      map[string]string `json:"steps,omitempty"`
+	Spec  string            `json:"spec"`
+	Steps map[string]string `json:"steps,omitempty"`
+}
+
+// specDigest is a digest of an Application's spec: a version is rendered
+// again for its steps' values only from the spec it was rendered from.
+func specDigest(app *v1beta1.Application) string {
+	raw, _ := json.Marshal(app.Spec)
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:12])
 }
 
 // runOutputs is annotationWorkflowOutputs: the values a run's steps
@@ -110,7 +120,7 @@ func withInputs(s *scope, steps []placement.Step, kind tracker.Kind) ([]placemen
 	if err != nil {
 		return nil, err
 	}
-	s.rendered = &renderedInputs{Generation: s.app.Generation, Steps: rendered}
+	s.rendered = &renderedInputs{Spec: specDigest(s.app), Steps: rendered}
 	return deliver, nil
 }
 
@@ -126,12 +136,14 @@ func renderedMark(s *scope) string {
 
 // inputsMoved reports whether a step of the kept version may now be
 // rendered with values it was not rendered with: every value it takes was
-// exported by the current run. The version is then rendered again. A
-// version whose spec changed since it was rendered (a spec edited under
-// the same publishVersion) is not: its steps wait, with a message.
+// exported by the current run, which has not finished. The version is
+// then rendered again (s.refill names those steps). A version whose spec
+// changed since it was rendered (a spec edited under the same
+// publishVersion) is not: its steps wait, with a message.
 func inputsMoved(s *scope) bool {
+	s.refill = nil
 	ri, ok := readRendered(s.current)
-	if !ok || ri.Generation != s.app.Generation {
+	if st := s.app.Status.Workflow; !ok || st == nil || st.Finished || ri.Spec != specDigest(s.app) {
 		return false
 	}
 	flow, err := workflow.Decode(s.current.Annotations[annotationWorkflowSteps])
@@ -139,13 +151,53 @@ func inputsMoved(s *scope) bool {
 		return false
 	}
 	values := runValues(s.app, s.current)
-	moved := false
 	eachStep(flow, func(st workflow.Step) {
 		if taken, ok := st.InputValues(values); ok && len(st.Inputs) > 0 && ri.Steps[st.Name] != workflow.RenderedWith(taken) {
-			moved = true
+			if s.refill == nil {
+				s.refill = map[string]bool{}
+			}
+			s.refill[st.Name] = true
 		}
 	})
-	return moved
+	return len(s.refill) > 0
+}
+
+// refilled returns the entries to record when the version kept is
+// rendered again for the values some steps take (s.refill): the recorded
+// entries of every other step, and the render's entries of those steps
+// alone; s.rendered keeps what was recorded for the other steps.
+func refilled(s *scope, versioned, root []v1beta1.ManagedResource) (v, r []v1beta1.ManagedResource, err error) {
+	recorded, err := tracker.Entries(s.current)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range recorded {
+		if !s.refill[e.Step] {
+			v = append(v, e)
+		}
+	}
+	for _, e := range versioned {
+		if s.refill[e.Step] {
+			v = append(v, e)
+		}
+	}
+	for _, e := range root {
+		if s.refill[e.Step] {
+			r = append(r, e)
+		}
+	}
+	ri, _ := readRendered(s.current)
+	steps := map[string]string{}
+	for name, digest := range ri.Steps {
+		steps[name] = digest
+	}
+	if s.rendered != nil {
+		for name := range s.refill {
+			steps[name] = s.rendered.Steps[name]
+		}
+		s.rendered.Steps = steps
+	}
+	return v, r, nil
 }
 
 // runData is what advanceWorkflow gives the run: the values exported so
@@ -161,10 +213,19 @@ func runData(s *scope, flow workflow.Flow) workflow.Data {
 			d.Rendered[st.Name] = true
 		}
 	})
-	if ri.Generation != s.app.Generation {
+	if ri.Spec != specDigest(s.app) {
 		d.Blocked = fmt.Sprintf("waiting for its objects to be rendered with its inputs, which this version cannot be: the Application's spec changed since version %s was recorded (publish a new version)", liveRevision(s.app, s.current).Name)
 	}
 	return d
+}
+
+// forgetOutputs drops, when a new run of the version starts, the values
+// an earlier run exported: the new run's steps export their own.
+func (r *ApplicationReconciler) forgetOutputs(ctx context.Context, s *scope) error {
+	if !s.flow.Started || s.current.Annotations[annotationWorkflowOutputs] == "" {
+		return nil
+	}
+	return r.Trackers.Annotate(ctx, s.current, annotationWorkflowOutputs, "")
 }
 
 // eachStep calls fn for every step of a flow, sub-steps included.
@@ -211,13 +272,17 @@ func (r *ApplicationReconciler) exportOutputs(ctx context.Context, s *scope, ent
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", tracker.KeyOf(e), err)
 		}
-		if step.Type == workflow.TypeApplyObject || e.Trait == "" {
+		// The workload carries no resource name; the component's other
+		// objects (its template's outputs, its traits') do, as recorded.
+		name := ""
+		if manifest, err := tracker.Manifest(e); err == nil {
+			name = manifest.GetLabels()[v1beta1.LabelTraitResource]
+		}
+		if step.Type == workflow.TypeApplyObject || name == "" {
 			scope["output"] = live.Object
 			continue
 		}
-		if name := live.GetLabels()[v1beta1.LabelTraitResource]; name != "" {
-			outputs[name] = live.Object
-		}
+		outputs[name] = live.Object
 	}
 	scope["outputs"] = outputs
 	values, err := step.Export(scope)

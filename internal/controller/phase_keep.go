@@ -78,12 +78,16 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err er
 	// yet, recordErr).
 	applicable := all
 	var standing []v1beta1.ManagedResource
+	// Objects of steps not reached are restored while a run has not
+	// succeeded (it waits, or was terminated, or failed); after a
+	// success, those of skipped steps are left as they are.
+	restoring := s.flow != nil && !s.flow.Succeeded()
 	if s.flow != nil || s.flowErr != nil || s.recordErr != nil {
 		applicable = slices.DeleteFunc(slices.Clone(all), func(e v1beta1.ManagedResource) bool {
 			if s.gatedEntry(e) {
 				s.keep.gated++
 				decisionLog(ctx, tracker.KeyOf(e), decisionLevel).Info("Skipped: its workflow step has not been reached", "component", e.Component, "step", e.Step)
-				if !e.Deleted && e.Data != nil {
+				if restoring && !e.Deleted && e.Data != nil {
 					standing = append(standing, e)
 				}
 				return true

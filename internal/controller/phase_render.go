@@ -105,6 +105,15 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		}
 		return nil
 	}
+	if refill {
+		// Only the objects of the steps whose values arrived are taken
+		// from the render; every other step keeps what the version
+		// recorded (today's definitions or clusters change nothing of it).
+		if versioned, root, err = refilled(s, versioned, root); err != nil {
+			s.recordErr = err
+			return nil
+		}
+	}
 	marks := map[string]string{annotationDispatchPending: pendingNew, annotationWorkflowSteps: "", annotationWorkflowInputs: renderedMark(s), annotationParallelism: ""}
 	if s.parallelism > 0 {
 		marks[annotationParallelism] = strconv.Itoa(s.parallelism)
@@ -157,7 +166,7 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 	} else {
 		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Recorded a new version", "resourceTracker", rt.Name, "generation", gen, "objects", len(versioned), "rootObjects", len(root))
 	}
-	if delivery.UsesTopology(s.app) {
+	if delivery.UsesTopology(s.app) && !refill {
 		if err := r.Trackers.Annotate(ctx, rt, annotationPlacements, placed); err != nil {
 			s.setRetry(err)
 		}

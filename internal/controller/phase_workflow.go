@@ -43,6 +43,9 @@ func (r *ApplicationReconciler) advanceWorkflow(ctx context.Context, s *scope) e
 	}
 	rev := liveRevision(s.app, s.current).Name
 	s.flow = workflow.AdvanceWith(flow, s.app.Status.Workflow, rev, time.Now(), runData(s, flow))
+	if err := r.forgetOutputs(ctx, s); err != nil {
+		s.setRetry(err)
+	}
 	log := ctrl.LoggerFrom(ctx).V(decisionLevel)
 	switch s.flow.Status.Phase {
 	case workflow.PhaseSuspending:

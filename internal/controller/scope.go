@@ -86,6 +86,9 @@ type scope struct {
 	// rendered says, for a version rendered in this pass whose workflow
 	// steps take inputs, which of them were rendered and with what.
 	rendered *renderedInputs
+	// refill names the steps of the version kept that this pass renders
+	// again, for the values they take.
+	refill map[string]bool
 	// parallelism is the smallest parallelism the deploy steps of a
 	// version rendered in this pass set; 0 for none.
 	parallelism int

@@ -24,7 +24,7 @@ import (
 const dataApp = `metadata: {name: data}
 spec:
   components:
-    - {name: api, type: test-healthy, properties: {image: nginx}}
+    - {name: api, type: test-healthy, properties: {image: nginx}, traits: [{type: test-service}]}
     - {name: client, type: test-config, properties: {name: client, data: {mode: fast}}}
   workflow:
     steps:
@@ -39,6 +39,7 @@ spec:
         properties: {component: api}
         outputs:
           - {name: api-ready, valueFrom: '"\(output.status.readyReplicas) ready"'}
+          - {name: api-svc, valueFrom: 'outputs.service.metadata.name + ":" + "\(outputs.service.spec.ports[0].port)"'}
       - name: settings
         type: apply-object
         inputs:
@@ -50,6 +51,7 @@ spec:
         inputs:
           - {from: db-ip, parameterKey: properties.data.host}
           - {from: api-ready, parameterKey: properties.data.api}
+          - {from: api-svc, parameterKey: 'properties.data["api.svc"]'}
         properties: {component: client}
 `
 
@@ -96,8 +98,8 @@ func TestWorkflow_OutputsFeedLaterSteps(t *testing.T) {
 		t.Fatalf("settings: %+v, %v; want host %s", settings, err, ip)
 	}
 	clientCM, err := getConfigMap(t, ns, "client")
-	if err != nil || clientCM.Data["host"] != ip || clientCM.Data["api"] != "2 ready" || clientCM.Data["mode"] != "fast" {
-		t.Fatalf("client: %+v, %v; want host %s and api 2 ready", clientCM, err, ip)
+	if err != nil || clientCM.Data["host"] != ip || clientCM.Data["api"] != "2 ready" || clientCM.Data["api.svc"] != "api:80" || clientCM.Data["mode"] != "fast" {
+		t.Fatalf("client: %+v, %v; want host %s, api 2 ready and api.svc api:80", clientCM, err, ip)
 	}
 
 	// What was applied is what the version records, values included.
@@ -138,13 +140,7 @@ func TestWorkflow_OutputsFeedLaterSteps(t *testing.T) {
 	if err := testClient.Update(ctx, settings); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "settings repaired with the exported address", func() error {
-		cm, err := getConfigMap(t, ns, "settings")
-		if err != nil || cm.Data["host"] != ip {
-			return errNotYet
-		}
-		return nil
-	})
+	waitConfigMapData(t, ns, "settings", "host", ip, "settings repaired with the exported address")
 
 	// A restarted run starts without the values: the steps taking them
 	// wait again for the steps exporting them, and run with what they

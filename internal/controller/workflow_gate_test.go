@@ -49,6 +49,21 @@ func envNamespaces(t *testing.T, ns string, envs ...string) []string {
 	return names
 }
 
+// waitConfigMapData waits until ConfigMap ns/name holds want at key.
+func waitConfigMapData(t *testing.T, ns, name, key, want, what string) {
+	t.Helper()
+	eventually(t, 20*time.Second, what, func() error {
+		cm, err := getConfigMap(t, ns, name)
+		if err != nil {
+			return err
+		}
+		if cm.Data[key] != want {
+			return fmt.Errorf("%s/%s data %v, want %s=%q", ns, name, cm.Data, key, want)
+		}
+		return nil
+	})
+}
+
 func configMapExists(t *testing.T, ns, name string) bool {
 	t.Helper()
 	_, err := getConfigMap(t, ns, name)
@@ -56,6 +71,17 @@ func configMapExists(t *testing.T, ns, name string) bool {
 		t.Fatal(err)
 	}
 	return err == nil
+}
+
+// startGate starts the controller and creates the Application "gate" of
+// gatedSpec, with its staging and production namespaces.
+func startGate(t *testing.T) (ns, staging, prod string) {
+	t.Helper()
+	ns = newNamespace(t)
+	envs := envNamespaces(t, ns, "staging", "prod")
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: gate}\nspec:"+indent(gatedSpec(ns, "cfg")))
+	return ns, envs[0], envs[1]
 }
 
 // waitSuspended waits until the gate holds the Application: the workflow
@@ -82,12 +108,8 @@ func waitSuspended(t *testing.T, ns string) *v1beta1.Application {
 // new version restarts the workflow, and what production runs stays in
 // place, garbage collection included, until the gate is passed again.
 func TestWorkflow_ApprovalGate(t *testing.T) {
-	ns := newNamespace(t)
+	ns, staging, prod := startGate(t)
 	ctx := context.Background()
-	envs := envNamespaces(t, ns, "staging", "prod")
-	staging, prod := envs[0], envs[1]
-	startManager(t, testCfg, testOptions())
-	createApp(t, ns, "metadata: {name: gate}\nspec:"+indent(gatedSpec(ns, "cfg")))
 
 	app := waitSuspended(t, ns)
 	if !configMapExists(t, staging, "cfg") {
@@ -498,13 +520,7 @@ spec:
 	if err := testClient.Update(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "the raw object repaired", func() error {
-		cm, err := getConfigMap(t, ns, "settings")
-		if err != nil || cm.Data["mode"] != "fast" {
-			return errNotYet
-		}
-		return nil
-	})
+	waitConfigMapData(t, ns, "settings", "mode", "fast", "the raw object repaired")
 	if _, err := cli.WorkflowOp(ctx, testClient, ns, "raw", cli.WorkflowResume); err != nil {
 		t.Fatal(err)
 	}
@@ -563,12 +579,8 @@ spec:
 // back to what was applied, never to the version waiting for approval,
 // and an object deleted is not created again before its step is reached.
 func TestWorkflow_SuspendedKeepsProduction(t *testing.T) {
-	ns := newNamespace(t)
+	ns, staging, prod := startGate(t)
 	ctx := context.Background()
-	envs := envNamespaces(t, ns, "staging", "prod")
-	staging, prod := envs[0], envs[1]
-	startManager(t, testCfg, testOptions())
-	createApp(t, ns, "metadata: {name: gate}\nspec:"+indent(gatedSpec(ns, "cfg")))
 	waitSuspended(t, ns)
 	if _, err := cli.WorkflowOp(ctx, testClient, ns, "gate", cli.WorkflowResume); err != nil {
 		t.Fatal(err)
@@ -577,13 +589,7 @@ func TestWorkflow_SuspendedKeepsProduction(t *testing.T) {
 
 	// Version 2 changes the data; the run waits at the gate again.
 	setSpec(t, ns, "gate", strings.Replace(gatedSpec(ns, "cfg"), `v: "1"`, `v: "2"`, 1), nil)
-	eventually(t, 30*time.Second, "staging on version 2, the run at the gate", func() error {
-		cm, err := getConfigMap(t, staging, "cfg")
-		if err != nil || cm.Data["v"] != "2" {
-			return errNotYet
-		}
-		return nil
-	})
+	waitConfigMapData(t, staging, "cfg", "v", "2", "staging on version 2")
 	waitSuspended(t, ns)
 
 	cm, err := getConfigMap(t, prod, "cfg")
@@ -594,16 +600,7 @@ func TestWorkflow_SuspendedKeepsProduction(t *testing.T) {
 	if err := testClient.Update(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "production repaired to the version it runs", func() error {
-		cm, err := getConfigMap(t, prod, "cfg")
-		if err != nil {
-			return err
-		}
-		if cm.Data["v"] != "1" {
-			return fmt.Errorf("production data %v", cm.Data)
-		}
-		return nil
-	})
+	waitConfigMapData(t, prod, "cfg", "v", "1", "production repaired to the version it runs")
 	if err := testClient.Delete(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
@@ -616,11 +613,5 @@ func TestWorkflow_SuspendedKeepsProduction(t *testing.T) {
 	if _, err := cli.WorkflowOp(ctx, testClient, ns, "gate", cli.WorkflowResume); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "production on version 2 after the approval", func() error {
-		cm, err := getConfigMap(t, prod, "cfg")
-		if err != nil || cm.Data["v"] != "2" {
-			return errNotYet
-		}
-		return nil
-	})
+	waitConfigMapData(t, prod, "cfg", "v", "2", "production on version 2 after the approval")
 }

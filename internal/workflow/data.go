@@ -1,6 +1,8 @@
 package workflow
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -56,6 +58,19 @@ func passesData(typ string) bool {
 	return typ == TypeApplyComponent || typ == TypeApplyObject
 }
 
+// producer names the step exporting an output.
+func (f Flow) producer(output string) string {
+	name := ""
+	f.each(func(s, _ *Step) {
+		for _, o := range s.Outputs {
+			if o.Name == output {
+				name = s.Name
+			}
+		}
+	})
+	return name
+}
+
 // InputValues returns the values a step takes, by output name, when all
 // of them are in values; false when one is missing.
 func (s Step) InputValues(values map[string]json.RawMessage) (map[string]json.RawMessage, bool) {
@@ -71,10 +86,12 @@ func (s Step) InputValues(values map[string]json.RawMessage) (map[string]json.Ra
 }
 
 // RenderedWith returns how a step's inputs are recorded with its objects:
-// the values it takes, as one canonical string (sorted keys).
+// a digest of the values it takes (canonical JSON, sorted keys), short
+// whatever their size.
 func RenderedWith(values map[string]json.RawMessage) string {
 	raw, _ := json.Marshal(values)
-	return string(raw)
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:12])
 }
 
 // checkData checks a flow's inputs and outputs: only apply-component and
@@ -290,7 +307,9 @@ func SetPath(obj map[string]any, path []PathElem, value any) error {
 				return nil
 			}
 			if existing := c[el.Index]; existing != nil {
-				if _, empty := existing.(map[string]any); !empty || path[i+1].Index < 0 {
+				// An empty object is a placeholder grow left: a list may
+				// take its place.
+				if m, isMap := existing.(map[string]any); !isMap || len(m) > 0 || path[i+1].Index < 0 {
 					next = existing
 				}
 			}

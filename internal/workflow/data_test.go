@@ -157,3 +157,35 @@ func TestExport_ReadsTheLiveObject(t *testing.T) {
 		t.Fatalf("a missing field: %v", err)
 	}
 }
+
+// A value whose step was skipped skips the step taking it; a value
+// exported but not read back yet (a cache behind the write) is waited
+// for, never taken as missing; a step waiting for its values fails when
+// its timeout passes, having applied nothing.
+func TestAdvance_StepsWaitingForValues(t *testing.T) {
+	f := stepsOf(t, `{steps: [
+	  {name: producer, type: apply-object, if: 'status["producer"].phase == "x"', outputs: [{name: ip, valueFrom: output.spec.clusterIP}]},
+	  {name: consumer, type: apply-object, inputs: [{from: ip, parameterKey: value.data.ip}]}]}`)
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	r := Advance(f, nil, "v1", now)
+	if st := r.Status.Steps; st[0].Phase != StepSkipped || st[1].Phase != StepSkipped || !strings.Contains(st[1].Message, "was skipped") || !r.Status.Finished || r.Status.Phase != PhaseSucceeded {
+		t.Fatalf("producer skipped: %+v", r.Status)
+	}
+
+	f = stepsOf(t, `{steps: [
+	  {name: producer, type: apply-object, outputs: [{name: ip, valueFrom: output.spec.clusterIP}]},
+	  {name: consumer, type: apply-object, timeout: 1m, inputs: [{from: ip, parameterKey: value.data.ip}]}]}`)
+	r = Advance(f, nil, "v1", now)
+	r.Finish(judge("producer"), now)
+	// The next pass does not see the value (its tracker read is stale).
+	r = AdvanceWith(f, r.Status, "v1", now.Add(time.Second), Data{})
+	c := r.Status.Steps[1]
+	if c.Phase != StepPending || !strings.Contains(c.Message, "waiting for the value") || r.Requeue == 0 || r.Requeue > time.Second {
+		t.Fatalf("value not read back: consumer %+v, requeue %v", c, r.Requeue)
+	}
+	r = AdvanceWith(f, r.Status, "v1", now.Add(2*time.Minute), Data{})
+	c = r.Status.Steps[1]
+	if c.Phase != StepFailed || c.Reason != ReasonTimeout || r.Reached["consumer"] {
+		t.Fatalf("timed out waiting: consumer %+v, reached %v", c, r.Reached)
+	}
+}

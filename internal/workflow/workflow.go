@@ -905,16 +905,28 @@ func (r *Run) step(s *Step, ss *v1beta1.StepStatus, failed bool) {
 // A value never exported (the step exporting it failed or was skipped,
 // and this one runs anyway: if: always) fails the step.
 func (r *Run) inputsReady(s *Step, ss *v1beta1.StepStatus) bool {
-	if _, ok := s.InputValues(r.data.Values); !ok {
-		t := metav1.NewTime(r.now)
-		missing := ""
-		for _, in := range s.Inputs {
-			if _, ok := r.data.Values[in.From]; !ok && missing == "" {
-				missing = in.From
-			}
+	t := metav1.NewTime(r.now)
+	for _, in := range s.Inputs {
+		if _, ok := r.data.Values[in.From]; ok {
+			continue
+		}
+		producer := r.flow.producer(in.From)
+		switch ps := r.status[producer]; {
+		case ps != nil && ps.Phase == StepSkipped:
+			// Its value was never to be exported: the step taking it is
+			// skipped with it.
+			r.skip(s, ss)
+			ss.Message = fmt.Sprintf("input from %q: step %q, which exports it, was skipped", in.From, producer)
+			return false
+		case ps != nil && ps.Phase == StepSucceeded:
+			// Exported, and not read back yet (a cache behind the write):
+			// the next pass reads it.
+			ss.Message = fmt.Sprintf("waiting for the value of %q, which step %q exported", in.From, producer)
+			r.wake(time.Second)
+			return r.waitTimeout(s, ss)
 		}
 		ss.Phase, ss.Reason, ss.FirstExecuteTime, ss.LastExecuteTime = StepFailed, ReasonInputMissing, t, t
-		ss.Message = fmt.Sprintf("input from %q: no step exported it (the step exporting it did not succeed)", missing)
+		ss.Message = fmt.Sprintf("input from %q: step %q, which exports it, did not succeed", in.From, producer)
 		r.changed()
 		return false
 	}
@@ -925,12 +937,33 @@ func (r *Run) inputsReady(s *Step, ss *v1beta1.StepStatus) bool {
 		} else {
 			r.renderWanted = true
 		}
-		return false
+		return r.waitTimeout(s, ss)
 	}
 	if ss.Message == renderMessage || ss.Message == r.data.Blocked {
 		ss.Message = ""
 	}
 	return true
+}
+
+// waitTimeout applies a step's timeout while it waits, before it starts,
+// for the values it takes: counted from when it was first reached, it
+// fails the step, which applied nothing. It returns false: the step does
+// not start in this pass.
+func (r *Run) waitTimeout(s *Step, ss *v1beta1.StepStatus) bool {
+	if ss.FirstExecuteTime.IsZero() {
+		ss.FirstExecuteTime = metav1.NewTime(r.now)
+	}
+	if s.Timeout <= 0 {
+		return false
+	}
+	if left := ss.FirstExecuteTime.Add(s.Timeout).Sub(r.now); left > 0 {
+		r.wake(left)
+		return false
+	}
+	ss.Phase, ss.Reason, ss.LastExecuteTime = StepFailed, ReasonTimeout, metav1.NewTime(r.now)
+	ss.Message = fmt.Sprintf("the step did not start within its timeout (%s): %s", s.Timeout, ss.Message)
+	r.changed()
+	return false
 }
 
 // renderMessage is the message of a step waiting for its objects to be
