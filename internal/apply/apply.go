@@ -251,6 +251,21 @@ func describe(obj client.Object) string {
 	return kind + " " + obj.GetNamespace() + "/" + obj.GetName()
 }
 
+// readLive reads the live object ref names (kind, namespace, name); nil
+// when it does not exist.
+func readLive(ctx context.Context, c client.Client, ref *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(ref.GroupVersionKind())
+	err := c.Get(ctx, client.ObjectKeyFromObject(ref), live)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", describe(ref), err)
+	}
+	return live, nil
+}
+
 // Restore repairs drift of an object Steward applied before, without
 // applying anything new: the live object is patched back to its own
 // last-applied configuration (what Steward last wrote to it, whichever
@@ -260,14 +275,12 @@ func describe(obj client.Object) string {
 // Application is an *OwnershipError. ref names the object (kind,
 // namespace, name).
 func (a Applier) Restore(ctx context.Context, c client.Client, ref *unstructured.Unstructured, opts Options) (Result, error) {
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(ref.GroupVersionKind())
-	err := c.Get(ctx, client.ObjectKeyFromObject(ref), live)
-	if apierrors.IsNotFound(err) {
-		return Result{Action: Missing}, nil
-	}
+	live, err := readLive(ctx, c, ref)
 	if err != nil {
-		return Result{}, fmt.Errorf("reading %s: %w", describe(ref), err)
+		return Result{}, err
+	}
+	if live == nil {
+		return Result{Action: Missing}, nil
 	}
 	raw := live.GetAnnotations()[v1beta1.AnnotationLastApplied]
 	if raw == "" || live.GetAnnotations()[AnnotationSharedBy] != "" || slices.Contains(opts.KeepLiveFields, "*") {

@@ -17,14 +17,12 @@ import (
 // Gone means the object no longer exists; Deleted means deletion was
 // accepted and may still be in progress (finalizers).
 func (a Applier) Delete(ctx context.Context, c client.Client, ref *unstructured.Unstructured) (Result, error) {
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(ref.GroupVersionKind())
-	err := c.Get(ctx, client.ObjectKeyFromObject(ref), live)
-	if apierrors.IsNotFound(err) {
-		return Result{Action: Gone}, nil
-	}
+	live, err := readLive(ctx, c, ref)
 	if err != nil {
-		return Result{}, fmt.Errorf("reading %s: %w", describe(ref), err)
+		return Result{}, err
+	}
+	if live == nil {
+		return Result{Action: Gone}, nil
 	}
 	if !a.Owns(live) {
 		// Not ours to delete; if we were one of its sharers, leave.

@@ -84,18 +84,6 @@ func readRendered(rt *v1beta1.ResourceTracker) (renderedInputs, bool) {
 	return ri, true
 }
 
-// takesInputs reports whether a step of the flow takes inputs.
-func takesInputs(f workflow.Flow) bool {
-	found := false
-	for _, s := range f.Steps {
-		found = found || len(s.Inputs) > 0
-		for _, sub := range s.Sub {
-			found = found || len(sub.Inputs) > 0
-		}
-	}
-	return found
-}
-
 // withInputs returns the steps to render for a version of a workflow
 // whose steps take inputs: those whose values were all exported by the
 // current run of this version (only when the version being rendered is
@@ -108,7 +96,7 @@ func withInputs(s *scope, steps []placement.Step, kind tracker.Kind) ([]placemen
 		return steps, nil
 	}
 	flow, err := workflow.Steps(wf)
-	if err != nil || !takesInputs(flow) {
+	if err != nil || !flow.TakesInputs() {
 		// A workflow that does not check is refused after rendering.
 		return steps, nil
 	}
@@ -150,16 +138,27 @@ func inputsMoved(s *scope) bool {
 	if err != nil {
 		return false
 	}
-	values := runValues(s.app, s.current)
-	eachStep(flow, func(st workflow.Step) {
-		if taken, ok := st.InputValues(values); ok && len(st.Inputs) > 0 && ri.Steps[st.Name] != workflow.RenderedWith(taken) {
-			if s.refill == nil {
-				s.refill = map[string]bool{}
-			}
-			s.refill[st.Name] = true
-		}
-	})
+	_, s.refill = renderedSteps(ri, flow, runValues(s.app, s.current))
 	return len(s.refill) > 0
+}
+
+// renderedSteps sorts the steps taking inputs whose values were all
+// exported (values): rendered with them as the version records (ri), or
+// moved, to be rendered again with them.
+func renderedSteps(ri renderedInputs, flow workflow.Flow, values map[string]json.RawMessage) (rendered, moved map[string]bool) {
+	rendered, moved = map[string]bool{}, map[string]bool{}
+	for st := range flow.All() {
+		taken, ok := st.InputValues(values)
+		if !ok || len(st.Inputs) == 0 {
+			continue
+		}
+		if ri.Steps[st.Name] == workflow.RenderedWith(taken) {
+			rendered[st.Name] = true
+		} else {
+			moved[st.Name] = true
+		}
+	}
+	return rendered, moved
 }
 
 // refilled returns the entries to record when the version kept is
@@ -207,12 +206,8 @@ func runData(s *scope, flow workflow.Flow) workflow.Data {
 	if !ok {
 		return workflow.Data{}
 	}
-	d := workflow.Data{Values: runValues(s.app, s.current), Rendered: map[string]bool{}}
-	eachStep(flow, func(st workflow.Step) {
-		if taken, ok := st.InputValues(d.Values); ok && len(st.Inputs) > 0 && ri.Steps[st.Name] == workflow.RenderedWith(taken) {
-			d.Rendered[st.Name] = true
-		}
-	})
+	d := workflow.Data{Values: runValues(s.app, s.current)}
+	d.Rendered, _ = renderedSteps(ri, flow, d.Values)
 	if ri.Spec != specDigest(s.app) {
 		d.Blocked = fmt.Sprintf("waiting for its objects to be rendered with its inputs, which this version cannot be: the Application's spec changed since version %s was recorded (publish a new version)", liveRevision(s.app, s.current).Name)
 	}
@@ -226,16 +221,6 @@ func (r *ApplicationReconciler) forgetOutputs(ctx context.Context, s *scope) err
 		return nil
 	}
 	return r.Trackers.Annotate(ctx, s.current, annotationWorkflowOutputs, "")
-}
-
-// eachStep calls fn for every step of a flow, sub-steps included.
-func eachStep(f workflow.Flow, fn func(workflow.Step)) {
-	for _, s := range f.Steps {
-		fn(s)
-		for _, sub := range s.Sub {
-			fn(sub)
-		}
-	}
 }
 
 // exportOutputs reads, once a step exporting values has succeeded, its

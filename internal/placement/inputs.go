@@ -19,11 +19,8 @@ import (
 // without inputs are returned as they are.
 func WithInputs(steps []Step, flow workflow.Flow, values map[string]json.RawMessage) (deliver []Step, rendered map[string]string, err error) {
 	byName := map[string]workflow.Step{}
-	for _, s := range flow.Steps {
+	for s := range flow.All() {
 		byName[s.Name] = s
-		for _, sub := range s.Sub {
-			byName[sub.Name] = sub
-		}
 	}
 	rendered = map[string]string{}
 	for _, st := range steps {

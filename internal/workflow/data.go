@@ -58,6 +58,16 @@ func passesData(typ string) bool {
 	return typ == TypeApplyComponent || typ == TypeApplyObject
 }
 
+// TakesInputs reports whether a step of the flow takes inputs.
+func (f Flow) TakesInputs() bool {
+	for s := range f.All() {
+		if len(s.Inputs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // producer names the step exporting an output.
 func (f Flow) producer(output string) string {
 	name := ""

@@ -15,6 +15,8 @@ package workflow
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -512,6 +514,22 @@ func (f Flow) Delivering() map[string]bool {
 	return out
 }
 
+// All yields every step, a step group before its sub-steps.
+func (f Flow) All() iter.Seq[Step] {
+	return func(yield func(Step) bool) {
+		for _, s := range f.Steps {
+			if !yield(s) {
+				return
+			}
+			for _, sub := range s.Sub {
+				if !yield(sub) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // each calls fn for every step, a step group before its sub-steps (with
 // the group as parent).
 func (f Flow) each(fn func(s, parent *Step)) {
@@ -640,9 +658,7 @@ func AdvanceWith(f Flow, prev *v1beta1.WorkflowStatus, revision string, now time
 		d = Data{}
 	}
 	values := make(map[string]json.RawMessage, len(d.Values))
-	for k, v := range d.Values {
-		values[k] = v
-	}
+	maps.Copy(values, d.Values)
 	d.Values = values
 	r := &Run{flow: f, Status: st, Reached: map[string]bool{}, Started: started, now: now, data: d,
 		status: map[string]*v1beta1.StepStatus{}, waiting: map[string]bool{}, delivers: f.Delivering()}
@@ -953,11 +969,7 @@ func (r *Run) waitTimeout(s *Step, ss *v1beta1.StepStatus) bool {
 	if ss.FirstExecuteTime.IsZero() {
 		ss.FirstExecuteTime = metav1.NewTime(r.now)
 	}
-	if s.Timeout <= 0 {
-		return false
-	}
-	if left := ss.FirstExecuteTime.Add(s.Timeout).Sub(r.now); left > 0 {
-		r.wake(left)
+	if !r.expired(s, ss.FirstExecuteTime) {
 		return false
 	}
 	ss.Phase, ss.Reason, ss.LastExecuteTime = StepFailed, ReasonTimeout, metav1.NewTime(r.now)
@@ -1140,11 +1152,7 @@ const approvalMessage = "waiting for approval (auto: false)"
 // otherwise asks for a pass when it will. A delivering step that times
 // out was delivering: what it applied stays kept.
 func (r *Run) timedOut(s *Step, ss *v1beta1.StepStatus, started metav1.Time) bool {
-	if s.Timeout <= 0 || started.IsZero() {
-		return false
-	}
-	if left := started.Add(s.Timeout).Sub(r.now); left > 0 {
-		r.wake(left)
+	if !r.expired(s, started) {
 		return false
 	}
 	ss.Phase, ss.Reason, ss.LastExecuteTime = StepFailed, ReasonTimeout, metav1.NewTime(r.now)
@@ -1153,6 +1161,19 @@ func (r *Run) timedOut(s *Step, ss *v1beta1.StepStatus, started metav1.Time) boo
 		r.Reached[s.Name] = true
 	}
 	r.changed()
+	return true
+}
+
+// expired reports whether the step's timeout passed since started, and
+// otherwise asks for a pass when it will.
+func (r *Run) expired(s *Step, started metav1.Time) bool {
+	if s.Timeout <= 0 || started.IsZero() {
+		return false
+	}
+	if left := started.Add(s.Timeout).Sub(r.now); left > 0 {
+		r.wake(left)
+		return false
+	}
 	return true
 }
 
