@@ -61,7 +61,8 @@ FUZZ_TARGETS := \
 	./internal/tracker:FuzzDecode \
 	./internal/tracker:FuzzEncodeDecode \
 	./internal/tracker:FuzzName_PublishVersion \
-	./internal/cluster:FuzzCredentialsFromSecret
+	./internal/cluster:FuzzCredentialsFromSecret \
+	./internal/sandbox:FuzzReadFrame
 # Fuzzing time per target: make fuzz FUZZTIME=10m. FUZZ_TIMEOUT bounds each
 # go test run (0: none). Extra flags: FUZZ_FLAGS=-parallel=1
 FUZZTIME ?= 1m

@@ -106,6 +106,16 @@ const (
 	// cluster-scoped object; nothing of the new version is recorded or
 	// applied.
 	ReasonClusterScopedObject = "ClusterScopedObject"
+	// ReasonEvaluationBudgetExceeded: evaluating a definition's CUE (its
+	// template, health policy, custom status or details) or a workflow
+	// expression took more time or memory than the controller allows, or
+	// the render produced more or larger objects than it allows. The
+	// message names the definition and the limit; nothing of the new
+	// version is recorded or applied, the version before stays applied and
+	// kept, and the Application is tried again with back-off. Simplify the
+	// definition, or raise the limit (--cue-eval-timeout,
+	// --cue-eval-memory-limit, --max-render-objects, ...) if it is trusted.
+	ReasonEvaluationBudgetExceeded = "EvaluationBudgetExceeded"
 )
 
 // Labels and annotations Steward reads or writes. The names are KubeVela's so

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/steward-oam/steward/internal/cli"
+	"github.com/steward-oam/steward/internal/sandbox"
 )
 
 // newRenderCommand renders an Application the way the controller would:
@@ -13,7 +14,7 @@ import (
 // clusters of the cluster the connection flags select.
 func newRenderCommand() *cobra.Command {
 	kube := cli.NewKube(true)
-	var opts cli.RenderOptions
+	opts := cli.RenderOptions{Budget: sandbox.DefaultBudget()}
 	cmd := &cobra.Command{
 		Use:   "render -f APP [-d DEFINITIONS]",
 		Short: "Render an Application to the objects Steward would apply",
@@ -38,6 +39,9 @@ would get, and the hub's version.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Out = cmd.OutOrStdout()
+			if err := opts.Budget.Validate(); err != nil {
+				return err
+			}
 			if len(opts.DefinitionPaths) > 0 {
 				return cli.Render(opts)
 			}
@@ -58,6 +62,7 @@ would get, and the hub's version.`,
 	f.StringArrayVar(&opts.Clusters, "assume-cluster", nil, "Offline: a cluster topology policies may select, NAME or NAME=KEY=VALUE,... (repeatable).")
 	f.StringVar(&opts.DefinitionNamespace, "definition-namespace", "vela-system", "Connected: the system namespace definitions are looked up in after the Application's.")
 	f.StringVar(&opts.ClusterNamespace, "cluster-namespace", "vela-system", "Connected: the namespace of the cluster Secrets.")
+	opts.Budget.BindFlags(f)
 	kube.AddFlags(f)
 	_ = cmd.MarkFlagRequired("file")
 	return cmd

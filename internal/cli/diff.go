@@ -17,6 +17,7 @@ import (
 	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/policy"
+	"github.com/steward-oam/steward/internal/sandbox"
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
@@ -213,7 +214,7 @@ func desiredObjects(ctx context.Context, cfg *rest.Config, clients *clusterClien
 		}
 	} else {
 		fresh = true
-		objs, err = renderConnected(ctx, clients, at, appContext(at, gen, delivery.ClusterVersion(cfg)), definitionNamespace)
+		objs, err = renderConnected(ctx, clients, at, appContext(at, gen, delivery.ClusterVersion(cfg)), definitionNamespace, sandbox.DefaultBudget())
 		if err != nil {
 			return nil, false, err
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/steward-oam/steward/internal/definition"
 	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/sandbox"
 )
 
 // RenderOptions are the inputs of `steward render`.
@@ -44,6 +45,9 @@ type RenderOptions struct {
 	ClusterNamespace string
 	// Out receives the rendered objects.
 	Out io.Writer
+	// Budget bounds every CUE evaluation and the render, as the
+	// controller's flags of the same names do.
+	Budget sandbox.Budget
 }
 
 // Render renders an Application offline, with definitions from files,
@@ -80,6 +84,7 @@ func Render(o RenderOptions) error {
 		clusters:    clusters,
 		definitions: func(*v1beta1.Application) (render.Definitions, error) { return defs, nil },
 		context:     render.AppContext{ClusterVersion: cv},
+		budget:      o.Budget,
 	})
 	if err != nil && delivery.UsesTopology(app) {
 		return fmt.Errorf("%w (offline, the registered clusters are local and those of --assume-cluster)", err)
@@ -129,7 +134,7 @@ func RenderLive(ctx context.Context, cfg *rest.Config, hub client.Client, o Rend
 	if cv == (render.ClusterVersion{}) {
 		cv = delivery.ClusterVersion(cfg)
 	}
-	objs, err := renderConnected(ctx, clients, app, appContext(app, gen, cv), o.DefinitionNamespace)
+	objs, err := renderConnected(ctx, clients, app, appContext(app, gen, cv), o.DefinitionNamespace, o.Budget)
 	if err != nil {
 		return err
 	}
@@ -137,7 +142,7 @@ func RenderLive(ctx context.Context, cfg *rest.Config, hub client.Client, o Rend
 }
 
 // renderConnected renders app with the hub's definitions and clusters.
-func renderConnected(ctx context.Context, clients *clusterClients, app *v1beta1.Application, actx render.AppContext, definitionNamespace string) ([]PlacedObject, error) {
+func renderConnected(ctx context.Context, clients *clusterClients, app *v1beta1.Application, actx render.AppContext, definitionNamespace string, budget sandbox.Budget) ([]PlacedObject, error) {
 	if definitionNamespace == "" {
 		definitionNamespace = cluster.DefaultNamespace
 	}
@@ -152,6 +157,7 @@ func renderConnected(ctx context.Context, clients *clusterClients, app *v1beta1.
 		},
 		context:    actx,
 		namespaced: namespacedBy(ctx, clients),
+		budget:     budget,
 	})
 }
 

@@ -21,6 +21,8 @@ import (
 	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/sandbox"
+	"github.com/steward-oam/steward/internal/workflow"
 )
 
 // PlacedObject is one object the controller would apply, and where: what
@@ -40,6 +42,9 @@ type placeInput struct {
 	// namespaced says whether an object's kind is namespaced in the
 	// cluster it goes to; nil keeps the namespace render gave (offline).
 	namespaced func(cluster string, obj *unstructured.Unstructured) (bool, error)
+	// budget bounds every CUE evaluation, as the controller's flags do;
+	// zero is the controller's defaults.
+	budget sandbox.Budget
 }
 
 // renderPlaced renders app the way the controller's render phase does,
@@ -54,8 +59,27 @@ func renderPlaced(app *v1beta1.Application, in placeInput) ([]PlacedObject, erro
 	if err != nil {
 		return nil, fail(err)
 	}
+	budget := in.budget
+	if budget.Evaluators == 0 {
+		budget = sandbox.DefaultBudget()
+	}
+	renderer, pool, err := delivery.NewRenderer(budget, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	if wf := workflow.Of(app); workflow.Gated(wf) {
+		flow, err := workflow.Steps(wf)
+		if err == nil {
+			flow.Use(pool)
+			err = flow.CheckConditions()
+		}
+		if err != nil {
+			return nil, fail(err)
+		}
+	}
 	objs, err := delivery.Objects(app, steps, delivery.Input{
-		Definitions: in.definitions, Context: in.context, Namespaced: in.namespaced})
+		Renderer: renderer, Definitions: in.definitions, Context: in.context, Namespaced: in.namespaced})
 	if errors.As(err, new(*delivery.DefinitionsError)) {
 		return nil, err
 	}

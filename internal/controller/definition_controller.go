@@ -53,6 +53,10 @@ func (r *DefinitionReconciler[T]) Reconcile(ctx context.Context, req ctrl.Reques
 		cond.Message = "no CUE template"
 	} else if err := r.Renderer.CheckTemplate(r.Kind, def.GetName(), template); err != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1beta1.ReasonTemplateCompileFailed, err.Error()
+		if reasonOf(err, "") == v1beta1.ReasonEvaluationBudgetExceeded {
+			// Compiling it alone costs more than an evaluation may.
+			cond.Reason = v1beta1.ReasonEvaluationBudgetExceeded
+		}
 	}
 	status.ObservedGeneration = def.GetGeneration()
 	meta.SetStatusCondition(&status.Conditions, cond)

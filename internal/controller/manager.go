@@ -211,6 +211,15 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 			opts.onWatcher(watcher)
 		}
 	}
+	renderer, pool, err := delivery.NewRenderer(opts.Budget, m, render.WithCacheObserver(m.ObserveRenderCache))
+	if err != nil {
+		return nil, err
+	}
+	// The manager stops the evaluators when it stops.
+	if err := mgr.Add(pool); err != nil {
+		return nil, err
+	}
+	m.WatchEvaluatorCPU(pool.CPUTime)
 	return &ApplicationReconciler{
 		Watch:    watcher,
 		Client:   mgr.GetClient(),
@@ -219,7 +228,7 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 		Registry: &registry,
 		Trackers: &tracker.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Indexed: true, Shard: opts.Sharding.Label(),
 			Compression: v1beta1.CompressionType(opts.TrackerCompression)},
-		Renderer:       render.NewRenderer(render.WithCacheObserver(m.ObserveRenderCache)),
+		Renderer:       renderer,
 		Metrics:        m,
 		Recorder:       recorder,
 		ClusterVersion: delivery.ClusterVersion(cfg),

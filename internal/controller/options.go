@@ -11,6 +11,7 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/sandbox"
 	"github.com/steward-oam/steward/internal/sharding"
 	"github.com/steward-oam/steward/internal/watch"
 )
@@ -62,6 +63,9 @@ type Options struct {
 	UnhealthyRequeueBase time.Duration
 	// Sharding spreads Applications over replicas (--enable-sharding).
 	Sharding sharding.Options
+	// Budget bounds every CUE evaluation (in child processes) and what one
+	// Application may render.
+	Budget sandbox.Budget
 	// testHooks interrupt passes in tests; never set in production.
 	testHooks hooks
 	// onRequeue sees the requeue of every pass that ran to its end, in
@@ -103,6 +107,7 @@ func NewOptions() Options {
 		DriftDetection:       watch.ModeWatch,
 		WatchFullReadPeriod:  time.Hour,
 		Sharding:             sharding.Defaults(),
+		Budget:               sandbox.DefaultBudget(),
 	}
 }
 
@@ -141,6 +146,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Sharding.RenewPeriod, "sharding-lease-renew-period", o.Sharding.RenewPeriod, "How often each shard renews its Lease; the master also looks at the Leases this often.")
 	fs.DurationVar(&o.Sharding.ReassignGrace, "sharding-reassign-grace", o.Sharding.ReassignGrace, "How long a shard's Lease stays expired before the master moves its Applications to live shards; 0 never moves them.")
 	fs.StringVar(&o.TrackerCompression, "resource-tracker-compression", o.TrackerCompression, "How ResourceTrackers store managed resources: \"\" (none), gzip or zstd.")
+	o.Budget.BindFlags(fs)
 }
 
 // Validate reports options that cannot work.
@@ -174,6 +180,9 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--resource-tracker-compression %q: want \"\", gzip or zstd", o.TrackerCompression)
 	}
 	if err := o.Sharding.Validate(); err != nil {
+		return err
+	}
+	if err := o.Budget.Validate(); err != nil {
 		return err
 	}
 	_, err := ParseGVKs(o.CachedGVKs)

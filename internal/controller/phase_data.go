@@ -270,7 +270,7 @@ func (r *ApplicationReconciler) exportOutputs(ctx context.Context, s *scope, ent
 		outputs[name] = live.Object
 	}
 	scope["outputs"] = outputs
-	values, err := step.Export(scope)
+	values, err := step.Export(r.Renderer.Evaluator(), scope)
 	if err != nil {
 		return err
 	}

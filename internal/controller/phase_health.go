@@ -76,7 +76,10 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 				// Objects read just now carry their own resourceVersions.
 				fp = healthFingerprint(s, defs, comp, g.entries, unread)
 			}
-			if complete {
+			// A health the budget stopped is not kept: the evaluators
+			// remember the failure and answer it again at no cost until its
+			// back-off ends, then evaluate it once more.
+			if complete && s.health[k].Reason == "" {
 				cached = append(cached, cachedHealth{key: k, fingerprint: fp, health: s.health[k]})
 			}
 		}
@@ -183,6 +186,9 @@ func (r *ApplicationReconciler) healthOf(s *scope, defs render.Definitions, comp
 			h.Healthy = false
 			if h.Message == "" {
 				h.Message = "trait " + t.Type + ": " + th.Message
+			}
+			if h.Reason == "" {
+				h.Reason = th.Reason
 			}
 		}
 	}

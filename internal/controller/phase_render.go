@@ -11,6 +11,7 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/cueeval"
 	"github.com/steward-oam/steward/internal/definition"
 	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/placement"
@@ -129,8 +130,17 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		// The run follows the steps the version was rendered with. A
 		// workflow it cannot run records nothing, root entries included.
 		steps, err := workflow.Steps(wf)
+		if err == nil {
+			steps.Use(r.Renderer.Evaluator())
+			err = steps.CheckConditions()
+		}
 		if err != nil {
-			s.renderErr = &reasonError{reason: v1beta1.ReasonUnsupportedWorkflow, err: err}
+			reason := v1beta1.ReasonUnsupportedWorkflow
+			if errors.As(err, new(*cueeval.BudgetError)) {
+				reason = v1beta1.ReasonEvaluationBudgetExceeded
+				s.setRetry(err)
+			}
+			s.renderErr = &reasonError{reason: reason, err: err}
 			return nil
 		}
 		marks[annotationWorkflowSteps] = workflow.Encode(steps)
@@ -303,6 +313,13 @@ func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, 
 		if errors.As(err, new(*delivery.ScopeError)) {
 			s.setRetry(err)
 		}
+		if reasonOf(err, "") == v1beta1.ReasonEvaluationBudgetExceeded {
+			// Tried again with back-off: a time limit may have been hit on
+			// a busy machine. The evaluators remember the failure, so a
+			// retry costs nothing until its own back-off ends.
+			r.Metrics.BudgetExceeded(budgetLimit(err))
+			s.setRetry(err)
+		}
 		return nil, nil, "", err
 	}
 	versioned, root, err = entriesOf(s.app, objs, s.rules)
@@ -397,4 +414,14 @@ func pointers(rts []v1beta1.ResourceTracker) []*v1beta1.ResourceTracker {
 		out[i] = &rts[i]
 	}
 	return out
+}
+
+// budgetLimit names the limit a render hit, for the metric of renders
+// refused after evaluation (evaluations count their own).
+func budgetLimit(err error) string {
+	var le *render.LimitError
+	if errors.As(err, &le) {
+		return string(le.Limit)
+	}
+	return ""
 }

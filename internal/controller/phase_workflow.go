@@ -42,6 +42,7 @@ func (r *ApplicationReconciler) advanceWorkflow(ctx context.Context, s *scope) e
 		return nil
 	}
 	rev := liveRevision(s.app, s.current).Name
+	flow.Use(r.Renderer.Evaluator())
 	s.flow = workflow.AdvanceWith(flow, s.app.Status.Workflow, rev, time.Now(), runData(s, flow))
 	if err := r.forgetOutputs(ctx, s); err != nil {
 		s.setRetry(err)

@@ -108,6 +108,7 @@ func healthyCondition(s *scope) metav1.Condition {
 		return c
 	}
 	var bad []string
+	reason := v1beta1.ReasonUnhealthy
 	keys := make([]string, 0, len(s.health))
 	for k := range s.health {
 		keys = append(keys, k)
@@ -130,9 +131,14 @@ func healthyCondition(s *scope) metav1.Condition {
 			msg += ": " + h.Message
 		}
 		bad = append(bad, msg)
+		if h.Reason != "" && reason == v1beta1.ReasonUnhealthy {
+			// Health could not be evaluated within the budget: the
+			// definition is at fault, not the workload.
+			reason = h.Reason
+		}
 	}
 	if len(bad) > 0 {
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, v1beta1.ReasonUnhealthy, strings.Join(bad, "; ")
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, reason, strings.Join(bad, "; ")
 	}
 	return c
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,6 +47,13 @@ type Metrics struct {
 	watchInformers    *prometheus.GaugeVec
 	watchEvents       *prometheus.CounterVec
 	keepSkipped       prometheus.Counter
+	cueEvaluations    *prometheus.CounterVec
+	cueBudget         *prometheus.CounterVec
+	cueDuration       prometheus.Histogram
+	cueStarted        prometheus.Counter
+	cueCPU            prometheus.CounterFunc
+	// cueCPUSource reads the evaluators' CPU time; set by WatchEvaluatorCPU.
+	cueCPUSource atomic.Pointer[func() time.Duration]
 }
 
 // Results of a watch event, the values of the result label of
@@ -105,7 +113,33 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Namespace: namespace, Name: "statekeep_skipped_total",
 			Help: "Objects a StateKeep pass did not read or patch because the watch cache showed them unchanged since Steward last applied or read them (watch mode).",
 		}),
+		cueEvaluations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "cue_evaluations_total",
+			Help: "CUE evaluations (templates, health policies, custom status, details, workflow expressions) by outcome: ok, error (the definition or its input is at fault), failed (the evaluator failed), or the limit hit (time, memory, object-size, render-size); cached=true when a failure remembered from an earlier evaluation of the same input answered.",
+		}, []string{"outcome", "cached"}),
+		cueBudget: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "cue_evaluation_budget_exceeded_total",
+			Help: "CUE evaluations stopped by a limit of the evaluation budget (time, memory, object-size, render-size; objects for renders with too many objects), remembered failures included.",
+		}, []string{"limit"}),
+		cueDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "cue_evaluation_duration_seconds",
+			Help:    "Time one CUE evaluation takes, from the request to its answer, waiting for a free evaluator included.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16), // 0.5ms to 16s
+		}),
+		cueStarted: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "cue_evaluators_started_total",
+			Help: "CUE evaluator processes started: at first use, and after one was stopped by a limit.",
+		}),
 	}
+	m.cueCPU = prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Namespace: namespace, Name: "cue_evaluator_cpu_seconds_total",
+		Help: "CPU time the CUE evaluator processes used, ended ones included: add it to process_cpu_seconds_total for Steward's whole CPU.",
+	}, func() float64 {
+		if fn := m.cueCPUSource.Load(); fn != nil {
+			return (*fn)().Seconds()
+		}
+		return 0
+	})
 	var errs []error
 	m.stageDuration = register(reg, m.stageDuration, &errs)
 	m.stateKeepDuration = register(reg, m.stateKeepDuration, &errs)
@@ -117,6 +151,11 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.watchInformers = register(reg, m.watchInformers, &errs)
 	m.watchEvents = register(reg, m.watchEvents, &errs)
 	m.keepSkipped = register(reg, m.keepSkipped, &errs)
+	m.cueEvaluations = register(reg, m.cueEvaluations, &errs)
+	m.cueBudget = register(reg, m.cueBudget, &errs)
+	m.cueDuration = register(reg, m.cueDuration, &errs)
+	m.cueStarted = register(reg, m.cueStarted, &errs)
+	m.cueCPU = register(reg, m.cueCPU, &errs)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("registering steward metrics: %w", err)
 	}
@@ -265,4 +304,56 @@ func (m *Metrics) DeleteApp(namespace, app string) {
 		return
 	}
 	m.apps.delete(namespace, app)
+}
+
+// Outcomes of a CUE evaluation that are not a limit.
+const (
+	EvaluationOK     = "ok"
+	EvaluationError  = "error"
+	EvaluationFailed = "failed"
+)
+
+// Evaluated counts one CUE evaluation by outcome: EvaluationOK,
+// EvaluationError, EvaluationFailed or the limit it hit. It implements
+// sandbox.Observer.
+func (m *Metrics) Evaluated(outcome string, cached bool, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.cueEvaluations.WithLabelValues(outcome, strconv.FormatBool(cached)).Inc()
+	switch outcome {
+	case EvaluationOK, EvaluationError, EvaluationFailed:
+	default:
+		m.cueBudget.WithLabelValues(outcome).Inc()
+	}
+	if !cached {
+		m.cueDuration.Observe(d.Seconds())
+	}
+}
+
+// BudgetExceeded counts a render refused by a render limit checked after
+// evaluation (the number of objects, their size).
+func (m *Metrics) BudgetExceeded(limit string) {
+	if m == nil || limit == "" {
+		return
+	}
+	m.cueBudget.WithLabelValues(limit).Inc()
+}
+
+// EvaluatorStarted counts one CUE evaluator process started. It
+// implements sandbox.Observer.
+func (m *Metrics) EvaluatorStarted() {
+	if m == nil {
+		return
+	}
+	m.cueStarted.Inc()
+}
+
+// WatchEvaluatorCPU makes steward_cue_evaluator_cpu_seconds_total read
+// fn, the evaluator pool's CPUTime.
+func (m *Metrics) WatchEvaluatorCPU(fn func() time.Duration) {
+	if m == nil {
+		return
+	}
+	m.cueCPUSource.Store(&fn)
 }

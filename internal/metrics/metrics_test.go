@@ -42,7 +42,8 @@ func TestNew_RegistersEveryMetricWithThePrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"steward_api_requests_total", "steward_drift_repaired_total", "steward_gc_deletions_total",
+		"steward_api_requests_total", "steward_cue_evaluation_duration_seconds", "steward_cue_evaluator_cpu_seconds_total",
+		"steward_cue_evaluators_started_total", "steward_drift_repaired_total", "steward_gc_deletions_total",
 		"steward_reconcile_stage_duration_seconds", "steward_render_cache_lookups_total",
 		"steward_statekeep_pass_duration_seconds", "steward_statekeep_skipped_total", "steward_tracked_resources",
 		"steward_tracker_size_bytes", "steward_watch_events_total", "steward_watch_informers",

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -12,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/sandbox"
 )
 
 // benchFixture is a webservice with scaler, labels and expose, rendered
@@ -83,4 +86,61 @@ func BenchmarkRender_Recompile(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkRender_WarmCache_Sandbox is BenchmarkRender_WarmCache through
+// the controller's evaluator pool (one child process): the cost of the
+// budget on a normal render. parent-cpu-ns/op and evaluator-cpu-ns/op
+// split the CPU between the two processes.
+func BenchmarkRender_WarmCache_Sandbox(b *testing.B) {
+	app, defs := benchFixture(b)
+	pool, err := sandbox.New(sandbox.Options{Evaluators: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pool.Close()
+	r := NewRenderer(WithEvaluator(pool))
+	if _, err := r.Render(app, defs, AppContext{}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	cpu0, child0 := processCPU(), pool.CPUTime()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := r.Render(app, defs, AppContext{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "parent-cpu-ns/op")
+	b.ReportMetric(float64(pool.CPUTime()-child0)/float64(b.N), "evaluator-cpu-ns/op")
+}
+
+// BenchmarkRender_WarmCache_CPU is BenchmarkRender_WarmCache with the
+// process's CPU per render, to compare with the sandbox's.
+func BenchmarkRender_WarmCache_CPU(b *testing.B) {
+	app, defs := benchFixture(b)
+	r := NewRenderer()
+	if _, err := r.Render(app, defs, AppContext{}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	cpu0 := processCPU()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := r.Render(app, defs, AppContext{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "parent-cpu-ns/op")
+}
+
+// processCPU is this process's CPU time (user and system).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

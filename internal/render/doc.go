@@ -16,26 +16,25 @@
 //	h, err := r.ComponentHealth(def, comp, actx, app, liveWorkload, liveOutputs)
 //	// h.Healthy, h.Message, h.Details fill status.services[]
 //
-// The package is pure: it reads no cluster and does no I/O, so the
-// controller and `steward render` share one code path.
+// The package is pure: it reads no cluster and does no I/O of its own, so
+// the controller and `steward render` share one code path. It evaluates
+// no CUE itself either: every evaluation goes to a cueeval.Evaluator,
+// which in the controller and the CLI is a sandbox.Pool of bounded
+// evaluator processes (delivery.NewRenderer builds one); without
+// WithEvaluator it is an in-process cueeval.Local, for tests.
 //
 // Implementation notes:
 //
-//   - Each definition's template is parsed and compiled once into its own
-//     CUE context (compile.go) and cached by kind, namespace, name and
-//     part in a bounded LRU (k8s.io/utils/lru); the entry is replaced when
-//     the UID, resourceVersion or template hash changes. CUE values are
-//     not safe for concurrent evaluation, so each cached template has a
-//     mutex; different definitions render in parallel.
-//   - Evaluation (evaluate.go) fills `context` and `parameter` with JSON
-//     compiled into the template's context as an expression (BuildExpr),
-//     checks `parameter`, `errs`, and exports `output`, `outputs`, `patch`
-//     and `patchOutputs` as plain Go data. Nothing CUE leaves the
-//     evaluation, and nothing of it stays reachable afterwards: unlike
-//     CompileBytes, BuildExpr does not register the compiled data with
-//     the context's runtime, so a long-lived compiled template does not
-//     grow with the renders and health checks it serves
-//     (TestRenderer_RetainsNothingPerEvaluation guards this).
+//   - A definition part (template or status field) goes to the evaluator
+//     as a cueeval.Source keyed by kind, namespace, name and part, with a
+//     version of UID, resourceVersion and template hash: the evaluator
+//     compiles each version once and keeps it (compile.go).
+//   - Evaluation (evaluate.go) sends `context` and `parameter` as JSON and
+//     gets back `output`, `outputs`, `patch` and `patchOutputs` as JSON
+//     and a patch tree: plain data, nothing of CUE.
+//   - An evaluation that hits a limit of the budget, or a render whose
+//     objects are more or larger than Limits allow, is an *Error with
+//     reason EvaluationBudgetExceeded naming the definition and the limit.
 //   - Trait patches (patch.go) are applied in Go to that data, following
 //     KubeVela's strategic unification and its comment directives
 //     (+patchKey, +patchStrategy=retainKeys|replace|jsonPatch|jsonMergePatch),

@@ -10,20 +10,39 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cli"
+	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/sandbox"
 )
 
-// fuzzRenderTimeout bounds one render of fuzzed input. The controller has
-// no such bound, so a render that takes longer is a finding (a definition
-// or Application that stalls a reconcile worker), not a slow machine: the
-// built-in definitions render in milliseconds.
-const fuzzRenderTimeout = 10 * time.Second
+// fuzzRenderTimeout bounds one render of fuzzed input, around the
+// evaluation budget (fuzzBudget): the evaluator pool stops an evaluation
+// at its timeout, so a render that takes longer is a finding (the bound
+// does not hold), not a slow machine.
+const fuzzRenderTimeout = 30 * time.Second
+
+// fuzzRenderer renders through the controller's evaluator pool, so that
+// fuzzing covers the boundary between the controller and its evaluator
+// processes: requests and answers on the pipe, the budget, and
+// evaluators replaced after one is stopped.
+func fuzzRenderer(f *testing.F) *render.Renderer {
+	b := sandbox.DefaultBudget()
+	b.Timeout = 2 * time.Second
+	b.Memory = resource.MustParse("256Mi")
+	r, pool, err := delivery.NewRenderer(b, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { pool.Close() })
+	return r
+}
 
 // builtins are the definitions of config/definitions, loaded once.
 var builtins = sync.OnceValues(func() (render.Definitions, error) {
@@ -42,7 +61,7 @@ func FuzzRender_Properties(f *testing.F) {
 		f.Fatal(err)
 	}
 	components, traits := sortedKeys(defs.Components), sortedKeys(defs.Traits)
-	r := render.NewRenderer()
+	r := fuzzRenderer(f)
 	f.Fuzz(func(t *testing.T, compType uint8, props []byte, traitType uint8, traitProps []byte) {
 		app := fuzzApp(components[int(compType)%len(components)], properties(props))
 		if traitType != 0 {
@@ -76,12 +95,12 @@ func FuzzRender_Template(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	r := fuzzRenderer(f)
 	f.Fuzz(func(t *testing.T, template string, asTrait bool, props []byte) {
 		kind := render.KindComponent
 		if asTrait {
 			kind = render.KindTrait
 		}
-		r := render.NewRenderer()
 		checkErr := make(chan error, 1)
 		go func() { checkErr <- r.CheckTemplate(kind, "fuzzed", template) }()
 		var refused error
@@ -104,7 +123,8 @@ func FuzzRender_Template(f *testing.F) {
 		}
 		res, err := renderBounded(t, r, app, d)
 		checkResult(t, res, err)
-		if refused != nil && err == nil {
+		var rerr *render.Error
+		if refused != nil && err == nil && !(errors.As(refused, &rerr) && rerr.Reason == v1beta1.ReasonEvaluationBudgetExceeded) {
 			t.Fatalf("CheckTemplate refused the template (%v) but it rendered", refused)
 		}
 	})

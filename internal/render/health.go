@@ -6,11 +6,12 @@ import (
 	"slices"
 	"strings"
 
-	"cuelang.org/go/cue"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cueeval"
 )
 
 // Health is what a definition's spec.status says about one component or
@@ -25,6 +26,9 @@ type Health struct {
 	Message string
 	// Details are status.details' fields as strings; nil when none.
 	Details map[string]string
+	// Reason is v1beta1.ReasonEvaluationBudgetExceeded when a status
+	// template could not be evaluated within its budget; empty otherwise.
+	Reason string
 }
 
 // ComponentHealth evaluates a component definition's spec.status against
@@ -62,7 +66,10 @@ func (r *Renderer) ComponentHealth(def *v1beta1.ComponentDefinition, comp v1beta
 	}
 	ins := inspection{params: params}
 	if tmpl := templateOf(def.Spec.Schematic); tmpl != "" && (output == nil || readsParameter(def.Spec.Status)) {
-		ins = r.template(KindComponent, &def.ObjectMeta, tmpl).inspect(params, ctx)
+		var rerr *Error
+		if ins, rerr = r.inspect(KindComponent, &def.ObjectMeta, tmpl, params, ctx); rerr != nil {
+			return Health{Message: rerr.Error(), Reason: rerr.Reason}, fmt.Errorf("component %q: %w", comp.Name, rerr)
+		}
 	}
 	if output == nil && ins.workload != "" {
 		return Health{Message: ins.workload + " is not found"}, nil
@@ -107,7 +114,11 @@ func (r *Renderer) TraitHealth(def *v1beta1.TraitDefinition, trait v1beta1.Appli
 	}
 	var params any = props
 	if tmpl := templateOf(def.Spec.Schematic); tmpl != "" && readsParameter(def.Spec.Status) {
-		params = r.template(KindTrait, &def.ObjectMeta, tmpl).inspect(props, ctx).params
+		ins, rerr := r.inspect(KindTrait, &def.ObjectMeta, tmpl, props, ctx)
+		if rerr != nil {
+			return Health{Message: rerr.Error(), Reason: rerr.Reason}, fmt.Errorf("component %q trait %q: %w", comp.Name, trait.Type, rerr)
+		}
+		params = ins.params
 	}
 	in, err := newStatusInput(liveContext(ctx, output, outputs), params)
 	if err != nil {
@@ -220,51 +231,28 @@ type inspection struct {
 	workload string
 }
 
-// inspect fills a compiled template's parameter and context and reads back
-// the parameter and whether `output` exists. It exports neither output nor
-// outputs, so it costs a fraction of a render.
-func (c *compiled) inspect(params map[string]any, ctx map[string]any) inspection {
+// inspect fills a template's parameter and context and reads back the
+// parameter with its defaults and the workload it renders. It exports
+// neither output nor outputs, so it costs a fraction of a render. A
+// template that does not evaluate leaves the properties as they are.
+func (r *Renderer) inspect(kind string, meta *metav1.ObjectMeta, tmpl string, params map[string]any, ctx map[string]any) (inspection, *Error) {
 	out := inspection{params: params}
-	if c.err != nil {
-		return out
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ctxVal, err := c.data(ctx)
+	in, err := templateInput(r.source(kind, cueeval.PartTemplate, meta, tmpl), params, ctx)
 	if err != nil {
-		return out
+		return out, nil
 	}
-	paramVal, err := c.data(params)
-	if err != nil {
-		return out
+	res, rerr := r.evaluate(&cueeval.Request{Inspect: in}, in.Source)
+	if rerr != nil {
+		if rerr.Reason == v1beta1.ReasonEvaluationBudgetExceeded {
+			return out, rerr
+		}
+		return out, nil
 	}
-	v := c.value.FillPath(pathContext, ctxVal).FillPath(pathParameter, paramVal)
-	if p := v.LookupPath(pathParameter); p.Exists() {
-		if d, err := exportJSON(p); err == nil {
+	if p := res.Inspection.Params; p != nil {
+		if d, err := decodeJSON(p); err == nil {
 			out.params = d
 		}
 	}
-	out.workload = describeOutput(v.LookupPath(pathOutput), ctx["name"])
-	return out
-}
-
-// describeOutput names a template's output as a user reads it; empty when
-// there is none. An unnamed workload takes the component's name, as render
-// names it.
-func describeOutput(o cue.Value, component any) string {
-	if !o.Exists() {
-		return ""
-	}
-	if it, err := o.Fields(); err != nil || !it.Next() {
-		return ""
-	}
-	kind, err := o.LookupPath(cue.ParsePath("kind")).String()
-	if err != nil || kind == "" {
-		return "the workload"
-	}
-	name, err := o.LookupPath(cue.ParsePath("metadata.name")).String()
-	if err != nil || name == "" {
-		name, _ = component.(string)
-	}
-	return fmt.Sprintf("%s %q", kind, name)
+	out.workload = res.Inspection.Workload
+	return out, nil
 }

@@ -5,160 +5,35 @@ import (
 	"reflect"
 	"strings"
 
-	"cuelang.org/go/cue"
-	"cuelang.org/go/cue/ast"
+	"github.com/steward-oam/steward/internal/cueeval"
 )
 
-// Comment directives of a trait's `patch`, as KubeVela spells them.
+// Patch strategies of the // +patchStrategy directive, as KubeVela spells
+// them.
 const (
-	tagPatchKey      = "patchKey"
-	tagPatchStrategy = "patchStrategy"
-
 	strategyRetainKeys     = "retainKeys"
 	strategyReplace        = "replace"
 	strategyJSONPatch      = "jsonPatch"
 	strategyJSONMergePatch = "jsonMergePatch"
 )
 
-type nodeKind int
+// patchNode is a patch tree as the evaluator exported it.
+type patchNode = cueeval.PatchNode
 
-const (
-	scalarNode nodeKind = iota
-	objectNode
-	listNode
-)
-
-// patchNode is a concrete patch value with the directives of its fields,
-// read from the CUE value's doc comments (which follow fields through
-// references, embeddings and comprehensions).
-type patchNode struct {
-	kind   nodeKind
-	scalar any
-	fields []patchField
-	elems  []*patchNode
-	// open marks a list that admits more elements ([a, ...T]); pattern is
-	// T, applied to every element of the object's list, when concrete.
-	open    bool
-	pattern *patchNode
-}
-
-// patchField is one field of an object patch node.
-type patchField struct {
-	name     string
-	key      string // +patchKey
-	strategy string // +patchStrategy
-	node     *patchNode
-}
-
-// rootPatch is a whole `patch` (or one `patchOutputs` entry). strategy is
-// jsonPatch or jsonMergePatch when the field is marked so; otherwise the
-// patch merges strategically.
-type rootPatch struct {
-	strategy string
-	node     *patchNode
-}
-
-func newRootPatch(v cue.Value) (*rootPatch, error) {
-	n, err := buildPatchNode(v)
-	if err != nil {
-		return nil, err
-	}
-	return &rootPatch{strategy: directives(v.Doc())[tagPatchStrategy], node: n}, nil
-}
-
-// directives reads `// +key=value` lines of doc comments.
-func directives(groups []*ast.CommentGroup) map[string]string {
-	var out map[string]string
-	for _, g := range groups {
-		for _, c := range g.List {
-			line := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
-			rest, ok := strings.CutPrefix(line, "+")
-			if !ok {
-				continue
-			}
-			k, val, ok := strings.Cut(rest, "=")
-			val = strings.TrimSpace(val)
-			if !ok || len(strings.Fields(val)) != 1 {
-				continue
-			}
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[strings.TrimSpace(k)] = val
-		}
-	}
-	return out
-}
-
-func buildPatchNode(v cue.Value) (*patchNode, error) {
-	if err := v.Err(); err != nil {
-		return nil, err
-	}
-	switch v.IncompleteKind() {
-	case cue.StructKind:
-		n := &patchNode{kind: objectNode}
-		it, err := v.Fields()
-		if err != nil {
-			return nil, err
-		}
-		for it.Next() {
-			child, err := buildPatchNode(it.Value())
-			if err != nil {
-				return nil, err
-			}
-			tags := directives(it.Value().Doc())
-			n.fields = append(n.fields, patchField{
-				name: it.Selector().Unquoted(), key: tags[tagPatchKey],
-				strategy: tags[tagPatchStrategy], node: child,
-			})
-		}
-		return n, nil
-	case cue.ListKind:
-		n := &patchNode{kind: listNode, elems: []*patchNode{}}
-		it, err := v.List()
-		if err != nil {
-			return nil, err
-		}
-		for it.Next() {
-			child, err := buildPatchNode(it.Value())
-			if err != nil {
-				return nil, err
-			}
-			n.elems = append(n.elems, child)
-		}
-		if pv := v.LookupPath(cue.MakePath(cue.AnyIndex)); pv.Exists() {
-			n.open = true
-			if pv.IncompleteKind() == cue.StructKind {
-				// A pattern that is not concrete only constrains; skip it.
-				n.pattern, _ = buildPatchNode(pv)
-			}
-		}
-		return n, nil
-	}
-	if err := v.Validate(cue.Concrete(true)); err != nil {
-		return nil, err
-	}
-	s, err := exportJSON(v)
-	if err != nil {
-		return nil, err
-	}
-	return &patchNode{kind: scalarNode, scalar: s}, nil
-}
-
-// apply patches obj in place and returns the result.
-func (rp *rootPatch) apply(obj map[string]any) (map[string]any, error) {
+// applyPatch patches obj in place and returns the result.
+func applyPatch(rp *cueeval.Patch, obj map[string]any) (map[string]any, error) {
 	m := &merger{}
-	switch rp.strategy {
+	switch rp.Strategy {
 	case strategyJSONMergePatch:
-		out, ok := mergePatch(obj, m.build(rp.node)).(map[string]any)
+		out, ok := mergePatch(obj, m.build(rp.Node)).(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("json merge patch must be an object")
 		}
 		return out, nil
 	case strategyJSONPatch:
-		return applyJSONPatch(obj, m.build(rp.node))
+		return applyJSONPatch(obj, m.build(rp.Node))
 	}
-	out, err := m.merge(obj, true, rp.node, "")
+	out, err := m.merge(obj, true, rp.Node, "")
 	if err != nil {
 		return nil, err
 	}
@@ -182,49 +57,49 @@ func (m *merger) merge(base any, present bool, n *patchNode, path string) (any, 
 	if !present {
 		return m.build(n), nil
 	}
-	switch n.kind {
-	case objectNode:
+	switch n.Kind {
+	case cueeval.NodeObject:
 		bm, ok := base.(map[string]any)
 		if !ok {
 			return nil, conflict(path, base, m.build(n))
 		}
-		for _, f := range n.fields {
-			if f.key != "" {
-				m.key = f.key
+		for _, f := range n.Fields {
+			if f.Key != "" {
+				m.key = f.Key
 			}
-			fpath := joinPath(path, f.name)
-			cur, ok := bm[f.name]
+			fpath := joinPath(path, f.Name)
+			cur, ok := bm[f.Name]
 			var (
 				res any
 				err error
 			)
 			switch {
-			case f.node.kind == listNode && ok:
+			case f.Node.Kind == cueeval.NodeList && ok:
 				bl, isList := cur.([]any)
 				if !isList {
-					return nil, conflict(fpath, cur, m.build(f.node))
+					return nil, conflict(fpath, cur, m.build(f.Node))
 				}
-				res, err = m.mergeList(bl, f.node, f.strategy, fpath)
-			case f.strategy == strategyRetainKeys && ok:
-				res = m.build(f.node)
+				res, err = m.mergeList(bl, f.Node, f.Strategy, fpath)
+			case f.Strategy == strategyRetainKeys && ok:
+				res = m.build(f.Node)
 			default:
-				res, err = m.merge(cur, ok, f.node, fpath)
+				res, err = m.merge(cur, ok, f.Node, fpath)
 			}
 			if err != nil {
 				return nil, err
 			}
-			bm[f.name] = res
+			bm[f.Name] = res
 		}
 		return bm, nil
-	case listNode:
+	case cueeval.NodeList:
 		bl, ok := base.([]any)
 		if !ok {
 			return nil, conflict(path, base, m.build(n))
 		}
 		return m.indexMerge(bl, n, path)
 	}
-	if !reflect.DeepEqual(base, n.scalar) {
-		return nil, conflict(path, base, n.scalar)
+	if sc := scalar(n); !reflect.DeepEqual(base, sc) {
+		return nil, conflict(path, base, sc)
 	}
 	return base, nil
 }
@@ -247,7 +122,7 @@ func (m *merger) mergeList(base []any, n *patchNode, strategy, path string) (any
 func (m *merger) keyedMerge(base []any, n *patchNode, key string, retain bool, path string) (any, bool, error) {
 	keyPath := strings.Split(key, ".")
 	byKey := map[string]int{}
-	for i, e := range n.elems {
+	for i, e := range n.Elems {
 		k, ok := nodeKey(e, keyPath)
 		if !ok {
 			return nil, false, nil
@@ -262,7 +137,7 @@ func (m *merger) keyedMerge(base []any, n *patchNode, key string, retain bool, p
 		}
 		baseKeys[i] = k
 	}
-	out := make([]any, 0, len(base)+len(n.elems))
+	out := make([]any, 0, len(base)+len(n.Elems))
 	used := map[int]bool{}
 	for i, b := range base {
 		j, ok := byKey[baseKeys[i]]
@@ -271,13 +146,13 @@ func (m *merger) keyedMerge(base []any, n *patchNode, key string, retain bool, p
 			continue
 		}
 		used[j] = true
-		res, err := m.merge(b, !retain, n.elems[j], fmt.Sprintf("%s[%s=%s]", path, key, baseKeys[i]))
+		res, err := m.merge(b, !retain, n.Elems[j], fmt.Sprintf("%s[%s=%s]", path, key, baseKeys[i]))
 		if err != nil {
 			return nil, true, err
 		}
 		out = append(out, res)
 	}
-	for j, e := range n.elems {
+	for j, e := range n.Elems {
 		k, _ := nodeKey(e, keyPath)
 		if !used[j] && byKey[k] == j {
 			out = append(out, m.build(e))
@@ -293,20 +168,20 @@ func (m *merger) keyedMerge(base []any, n *patchNode, key string, retain bool, p
 // takes the patch's elements (KubeVela would refuse, but an earlier trait
 // patching `env: []` must not block the next one from adding to it).
 func (m *merger) indexMerge(base []any, n *patchNode, path string) (any, error) {
-	if !n.open && len(base) > 0 && len(n.elems) == 0 {
-		return nil, fmt.Errorf("%s: cannot merge a list of %d items with a list of %d items", path, len(base), len(n.elems))
+	if !n.Open && len(base) > 0 && len(n.Elems) == 0 {
+		return nil, fmt.Errorf("%s: cannot merge a list of %d items with a list of %d items", path, len(base), len(n.Elems))
 	}
-	out := make([]any, max(len(base), len(n.elems)))
+	out := make([]any, max(len(base), len(n.Elems)))
 	for i := range out {
 		switch {
-		case i < len(base) && i < len(n.elems):
-			res, err := m.merge(base[i], true, n.elems[i], fmt.Sprintf("%s[%d]", path, i))
+		case i < len(base) && i < len(n.Elems):
+			res, err := m.merge(base[i], true, n.Elems[i], fmt.Sprintf("%s[%d]", path, i))
 			if err != nil {
 				return nil, err
 			}
 			out[i] = res
-		case i < len(base) && n.pattern != nil:
-			res, err := m.merge(base[i], true, n.pattern, fmt.Sprintf("%s[%d]", path, i))
+		case i < len(base) && n.Pattern != nil:
+			res, err := m.merge(base[i], true, n.Pattern, fmt.Sprintf("%s[%d]", path, i))
 			if err != nil {
 				return nil, err
 			}
@@ -314,7 +189,7 @@ func (m *merger) indexMerge(base []any, n *patchNode, path string) (any, error) 
 		case i < len(base):
 			out[i] = base[i]
 		default:
-			out[i] = m.build(n.elems[i])
+			out[i] = m.build(n.Elems[i])
 		}
 	}
 	return out, nil
@@ -323,35 +198,45 @@ func (m *merger) indexMerge(base []any, n *patchNode, path string) (any, error) 
 // build turns a patch node into plain data, noting the patch keys it passes
 // as the merge would.
 func (m *merger) build(n *patchNode) any {
-	switch n.kind {
-	case objectNode:
-		out := make(map[string]any, len(n.fields))
-		for _, f := range n.fields {
-			if f.key != "" {
-				m.key = f.key
+	switch n.Kind {
+	case cueeval.NodeObject:
+		out := make(map[string]any, len(n.Fields))
+		for _, f := range n.Fields {
+			if f.Key != "" {
+				m.key = f.Key
 			}
-			out[f.name] = m.build(f.node)
+			out[f.Name] = m.build(f.Node)
 		}
 		return out
-	case listNode:
-		out := make([]any, len(n.elems))
-		for i, e := range n.elems {
+	case cueeval.NodeList:
+		out := make([]any, len(n.Elems))
+		for i, e := range n.Elems {
 			out[i] = m.build(e)
 		}
 		return out
 	}
-	return n.scalar
+	return scalar(n)
+}
+
+// scalar decodes a scalar node's JSON as unstructured data holds it (int64
+// and float64 numbers); a node that does not decode is null.
+func scalar(n *patchNode) any {
+	v, err := decodeJSON(n.Scalar)
+	if err != nil {
+		return nil
+	}
+	return v
 }
 
 func nodeKey(n *patchNode, path []string) (string, bool) {
 	for _, p := range path {
-		if n.kind != objectNode {
+		if n.Kind != cueeval.NodeObject {
 			return "", false
 		}
 		var next *patchNode
-		for _, f := range n.fields {
-			if f.name == p {
-				next = f.node
+		for _, f := range n.Fields {
+			if f.Name == p {
+				next = f.Node
 			}
 		}
 		if next == nil {
@@ -359,10 +244,10 @@ func nodeKey(n *patchNode, path []string) (string, bool) {
 		}
 		n = next
 	}
-	if n.kind != scalarNode {
+	if n.Kind != cueeval.NodeScalar {
 		return "", false
 	}
-	return fmt.Sprintf("%#v", n.scalar), true
+	return fmt.Sprintf("%#v", scalar(n)), true
 }
 
 func dataKey(x any, path []string) (string, bool) {

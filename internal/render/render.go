@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"slices"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cueeval"
 )
 
 // auxiliaryWorkload is the trait type KubeVela labels a component
@@ -28,7 +28,55 @@ func (r *Renderer) Render(app *v1beta1.Application, defs Definitions, actx AppCo
 		}
 		res.Components = append(res.Components, *comp)
 	}
+	if err := r.measure(res); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// measure sizes what a render produced (Result.Objects and Bytes) and
+// holds it to the render limits: an Application rendering more objects,
+// or larger ones, than a tracker and the API server can take fails with
+// reason EvaluationBudgetExceeded, naming the component and trait, before
+// anything of it is recorded.
+func (r *Renderer) measure(res *Result) *Error {
+	l := r.limits
+	for _, c := range res.Components {
+		objs := make([]*unstructured.Unstructured, 0, 1+len(c.Auxiliaries))
+		traits := make([]string, 0, cap(objs))
+		if c.Workload != nil {
+			objs, traits = append(objs, c.Workload), append(traits, "")
+		}
+		for _, a := range c.Auxiliaries {
+			objs, traits = append(objs, a.Object), append(traits, a.Trait)
+		}
+		for i, o := range objs {
+			res.Objects++
+			if l.Objects > 0 && res.Objects > l.Objects {
+				return budgetErr(c.Name, traits[i], &LimitError{Limit: cueeval.LimitObjects, Max: l.Objects, Flag: l.ObjectsFlag})
+			}
+			if l.ObjectBytes <= 0 && l.TotalBytes <= 0 {
+				continue
+			}
+			b, err := json.Marshal(o.Object)
+			if err != nil {
+				return &Error{Component: c.Name, Trait: traits[i], Reason: v1beta1.ReasonRenderFailed, Err: err}
+			}
+			res.Bytes += len(b)
+			if l.ObjectBytes > 0 && len(b) > l.ObjectBytes {
+				return budgetErr(c.Name, traits[i], &LimitError{Limit: cueeval.LimitObjectBytes, Max: l.ObjectBytes, Flag: l.ObjectBytesFlag,
+					Object: fmt.Sprintf("%s %q", o.GetKind(), o.GetName()), Size: len(b)})
+			}
+			if l.TotalBytes > 0 && res.Bytes > l.TotalBytes {
+				return budgetErr(c.Name, traits[i], &LimitError{Limit: cueeval.LimitRenderBytes, Max: l.TotalBytes, Flag: l.TotalBytesFlag})
+			}
+		}
+	}
+	return nil
+}
+
+func budgetErr(component, trait string, err *LimitError) *Error {
+	return &Error{Component: component, Trait: trait, Reason: v1beta1.ReasonEvaluationBudgetExceeded, Err: err}
 }
 
 // componentState is a component while its traits apply: the workload and
@@ -113,7 +161,7 @@ func (r *Renderer) applyTrait(st *componentState, def *v1beta1.TraitDefinition, 
 		if st.workload == nil {
 			return renderErr("patch", fmt.Errorf("the component has no workload to patch"))
 		}
-		w, err := ev.patch.apply(st.workload)
+		w, err := applyPatch(ev.patch, st.workload)
 		if err != nil {
 			return renderErr("patch", fmt.Errorf("patch: %w", err))
 		}
@@ -121,12 +169,12 @@ func (r *Renderer) applyTrait(st *componentState, def *v1beta1.TraitDefinition, 
 	}
 	for _, po := range ev.patchOutputs {
 		for i, a := range st.aux {
-			if a.Name != po.name {
+			if a.Name != po.Name {
 				continue
 			}
-			o, err := po.patch.apply(st.objects[i])
+			o, err := applyPatch(po.Patch, st.objects[i])
 			if err != nil {
-				return renderErr("patchOutputs."+po.name, fmt.Errorf("patchOutputs.%s: %w", po.name, err))
+				return renderErr("patchOutputs."+po.Name, fmt.Errorf("patchOutputs.%s: %w", po.Name, err))
 			}
 			st.objects[i] = o
 		}
@@ -156,53 +204,6 @@ func (st *componentState) context(compCtx map[string]any) map[string]any {
 		ctx["outputs"] = outs
 	}
 	return ctx
-}
-
-// evaluateDefinition decodes properties and evaluates a definition's CUE
-// template with them.
-func (r *Renderer) evaluateDefinition(kind string, meta *metav1.ObjectMeta, schematic *v1beta1.Schematic,
-	props *runtime.RawExtension, ctx map[string]any) (*evaluation, *Error) {
-	if schematic == nil || schematic.CUE == nil {
-		return nil, renderErr("", fmt.Errorf("%s %q has no CUE template; only CUE schematics are supported", kind, meta.Name))
-	}
-	params, err := decodeProperties(props)
-	if err != nil {
-		return nil, &Error{Reason: v1beta1.ReasonInvalidProperties, Err: err}
-	}
-	c := r.template(kind, meta, schematic.CUE.Template)
-	if c.err != nil {
-		return nil, renderErr("", fmt.Errorf("the template of %s %s/%s does not compile: %w", kind, meta.Namespace, meta.Name, c.err))
-	}
-	return c.evaluate(params, ctx)
-}
-
-// decodeProperties reads properties as JSON data; absent is an empty object.
-func decodeProperties(props *runtime.RawExtension) (map[string]any, error) {
-	if props == nil || len(props.Raw) == 0 || string(props.Raw) == "null" {
-		return map[string]any{}, nil
-	}
-	v, err := decodeJSON(props.Raw)
-	if err != nil {
-		return nil, fmt.Errorf("properties are not valid JSON: %w", err)
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("properties must be an object, got %s", jsonType(v))
-	}
-	return m, nil
-}
-
-func jsonType(v any) string {
-	switch v.(type) {
-	case []any:
-		return "a list"
-	case string:
-		return "a string"
-	case nil:
-		return "null"
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // sortTraits orders traits by stage (PreDispatch, default, PostDispatch),

@@ -9,12 +9,15 @@ import (
 	"strconv"
 	"strings"
 
-	"cuelang.org/go/cue"
-	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/parser"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cueeval"
 )
+
+// MaxExpression bounds a step's if and an output's valueFrom, in bytes:
+// KubeVela's are a line long, and a bound keeps even parsing them cheap.
+const MaxExpression = 4096
 
 // Input fills a value another step exported (From names the output) into
 // the step's properties at ParameterKey, as KubeVela's step inputs do.
@@ -143,6 +146,12 @@ func checkData(f *Flow) error {
 				err = fmt.Errorf("step %q: output %q is exported by another step too", s.Name, o.Name)
 				return
 			}
+			if len(o.ValueFrom) > MaxExpression {
+				err = fmt.Errorf("step %q: output %q: valueFrom is %d bytes, more than the %d an expression may have", s.Name, o.Name, len(o.ValueFrom), MaxExpression)
+				return
+			}
+			// Parsing alone is linear in a text this short; evaluating it
+			// happens in the evaluator, within its budget.
 			if _, perr := parser.ParseExpr("valueFrom", o.ValueFrom); perr != nil {
 				err = fmt.Errorf("step %q: output %q: valueFrom %q is not a CUE expression: %v", s.Name, o.Name, o.ValueFrom, perr)
 				return
@@ -382,30 +391,38 @@ func (s Step) Fill(props map[string]any, values map[string]json.RawMessage) erro
 	return nil
 }
 
-// Export evaluates a step's outputs over scope (output, outputs) and
-// returns their values as JSON; an expression that does not evaluate to
-// a concrete value (a field not there yet, such as a status the object
-// has not reported) is an error naming the output.
-func (s Step) Export(scope map[string]any) (map[string]json.RawMessage, error) {
+// Export evaluates a step's outputs over scope (output, outputs) with
+// ev and returns their values as JSON; an expression that does not
+// evaluate to a concrete value (a field not there yet, such as a status
+// the object has not reported) is an error naming the output. An
+// evaluation stopped by its budget is the evaluator's
+// *cueeval.BudgetError.
+func (s Step) Export(ev cueeval.Evaluator, scope map[string]any) (map[string]json.RawMessage, error) {
 	if len(s.Outputs) == 0 {
 		return nil, nil
 	}
-	ctx := cuecontext.New()
-	root := ctx.Encode(scope)
-	if err := root.Err(); err != nil {
+	raw, err := json.Marshal(scope)
+	if err != nil {
 		return nil, err
 	}
+	exprs := make([]string, len(s.Outputs))
+	for i, o := range s.Outputs {
+		exprs[i] = o.ValueFrom
+	}
+	res, err := ev.Evaluate(&cueeval.Request{Values: &cueeval.Expressions{Exprs: exprs, Scope: raw,
+		What: fmt.Sprintf("the outputs of workflow step %q", s.Name)}})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Results) != len(exprs) {
+		return nil, fmt.Errorf("evaluating the outputs of step %q: %d values for %d outputs", s.Name, len(res.Results), len(exprs))
+	}
 	out := make(map[string]json.RawMessage, len(s.Outputs))
-	for _, o := range s.Outputs {
-		v := ctx.CompileString(o.ValueFrom, cue.Scope(root))
-		if err := v.Validate(cue.Concrete(true)); err != nil {
-			return nil, fmt.Errorf("output %q (%s): %v", o.Name, o.ValueFrom, err)
+	for i, o := range s.Outputs {
+		if r := res.Results[i]; r.Err != "" {
+			return nil, fmt.Errorf("output %q (%s): %s", o.Name, o.ValueFrom, r.Err)
 		}
-		raw, err := v.MarshalJSON()
-		if err != nil {
-			return nil, fmt.Errorf("output %q (%s): %v", o.Name, o.ValueFrom, err)
-		}
-		out[o.Name] = raw
+		out[o.Name] = res.Results[i].Value
 	}
 	return out, nil
 }

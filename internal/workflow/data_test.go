@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cueeval"
 )
 
 func checkOf(t *testing.T, wf string) error {
@@ -19,7 +20,7 @@ func checkOf(t *testing.T, wf string) error {
 	if err := yaml.Unmarshal([]byte(wf), w); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Steps(w)
+	_, err := bound(w)
 	return err
 }
 
@@ -143,7 +144,7 @@ func TestExport_ReadsTheLiveObject(t *testing.T) {
 		{Name: "lit", ValueFrom: `"fixed"`},
 	}}
 	live := map[string]any{"output": map[string]any{"spec": map[string]any{"clusterIP": "10.0.0.7", "ports": []any{map[string]any{"port": 5432}}}}}
-	got, err := s.Export(live)
+	got, err := s.Export(cueeval.NewLocal(0), live)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestExport_ReadsTheLiveObject(t *testing.T) {
 	// A field the object has not reported yet is an error naming the
 	// output: the step waits for it.
 	s.Outputs = []Output{{Name: "ready", ValueFrom: "output.status.readyReplicas"}}
-	if _, err := s.Export(live); err == nil || !strings.Contains(err.Error(), `output "ready"`) {
+	if _, err := s.Export(cueeval.NewLocal(0), live); err == nil || !strings.Contains(err.Error(), `output "ready"`) {
 		t.Fatalf("a missing field: %v", err)
 	}
 }

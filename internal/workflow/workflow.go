@@ -14,20 +14,21 @@ package workflow
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"cuelang.org/go/cue"
-	"cuelang.org/go/cue/cuecontext"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cueeval"
 )
 
 // Step types the gate runs.
@@ -99,6 +100,65 @@ type Flow struct {
 	// subSteps: StepByStep); otherwise in parallel, by their dependsOn.
 	SubStepByStep bool   `json:"subStepByStep,omitempty"`
 	Steps         []Step `json:"steps"`
+	// ev evaluates the steps' if conditions (Use).
+	ev cueeval.Evaluator
+}
+
+// Use makes the flow evaluate its steps' conditions with ev: the
+// controller's bounded evaluator pool. A run of a flow without one fails
+// a step that has a condition.
+func (f *Flow) Use(ev cueeval.Evaluator) { f.ev = ev }
+
+// CheckConditions checks that every condition evaluates to a boolean over
+// the steps' status, here, before any step has run: a typo in a step name
+// is refused now, not found when the step is reached. A condition stopped
+// by the evaluation budget is returned as the evaluator's
+// *cueeval.BudgetError.
+func (f Flow) CheckConditions() error {
+	pending := &v1beta1.WorkflowStatus{}
+	var conds []*Step
+	f.each(func(s *Step, _ *Step) {
+		pending.Steps = append(pending.Steps, v1beta1.WorkflowStepStatus{StepStatus: v1beta1.StepStatus{Name: s.Name, Phase: StepPending}})
+		if s.If != "" && s.If != IfAlways {
+			conds = append(conds, s)
+		}
+	})
+	if len(conds) == 0 {
+		return nil
+	}
+	exprs := make([]string, len(conds))
+	for i, s := range conds {
+		exprs[i] = s.If
+	}
+	results, err := f.conditions(exprs, pending)
+	if err != nil {
+		names := make([]string, len(conds))
+		for i, s := range conds {
+			names[i] = strconv.Quote(s.Name)
+		}
+		return fmt.Errorf("evaluating the if of steps %s: %w", strings.Join(names, ", "), err)
+	}
+	for i, res := range results {
+		if res.Err != "" {
+			return conds[i].conditionErr(res.Err)
+		}
+	}
+	return nil
+}
+
+// conditions evaluates if expressions over the steps' status.
+func (f Flow) conditions(exprs []string, st *v1beta1.WorkflowStatus) ([]cueeval.ExprResult, error) {
+	if f.ev == nil {
+		return nil, errors.New("the workflow's conditions have no evaluator")
+	}
+	res, err := f.ev.Evaluate(&cueeval.Request{Bools: &cueeval.Expressions{Exprs: exprs, Scope: ifScope(st), What: "workflow step conditions"}})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Results) != len(exprs) {
+		return nil, fmt.Errorf("evaluating workflow step conditions: %d results for %d conditions", len(res.Results), len(exprs))
+	}
+	return res.Results, nil
 }
 
 // Mode is the run's status.workflow.mode, like "StepByStep-DAG".
@@ -345,22 +405,6 @@ func Steps(wf *v1beta1.Workflow) (Flow, error) {
 	if err := checkDepends(f.Steps, f.DAG); err != nil {
 		return Flow{}, err
 	}
-	// A condition must evaluate to a boolean over the steps' status
-	// (here, before any has run): a typo in a step name is refused now,
-	// not found when the step is reached.
-	pending := &v1beta1.WorkflowStatus{}
-	f.each(func(s *Step, _ *Step) {
-		pending.Steps = append(pending.Steps, v1beta1.WorkflowStepStatus{StepStatus: v1beta1.StepStatus{Name: s.Name, Phase: StepPending}})
-	})
-	scope := ifScope(pending)
-	f.each(func(s *Step, _ *Step) {
-		if err == nil {
-			_, err = s.runs(scope, false)
-		}
-	})
-	if err != nil {
-		return Flow{}, err
-	}
 	return f, nil
 }
 
@@ -372,6 +416,9 @@ func (n Namer) peek(s v1beta1.WorkflowStepBase) string {
 // parseStep reads one step's fields and the properties the gate reads.
 func parseStep(s v1beta1.WorkflowStepBase, names Namer) (Step, error) {
 	step := Step{Name: names.Name(s), Type: s.Type, If: s.If, DependsOn: slices.Clone(s.DependsOn)}
+	if len(s.If) > MaxExpression {
+		return Step{}, fmt.Errorf("step %q: if is %d bytes, more than the %d an expression may have", step.Name, len(s.If), MaxExpression)
+	}
 	parseData(s, &step)
 	switch s.Type {
 	case TypeDeploy:
@@ -544,24 +591,32 @@ func (f Flow) each(fn func(s, parent *Step)) {
 // runs evaluates the step's condition over the run's status: with no if,
 // the step runs when no step it waits for failed (failed says whether one
 // did), as in KubeVela.
-func (s Step) runs(scope cue.Value, failed bool) (bool, error) {
+func (s Step) runs(f Flow, st *v1beta1.WorkflowStatus, failed bool) (bool, error) {
 	switch s.If {
 	case "":
 		return !failed, nil
 	case IfAlways:
 		return true, nil
 	}
-	ok, err := evalIf(s.If, scope)
+	res, err := f.conditions([]string{s.If}, st)
 	if err != nil {
-		return false, fmt.Errorf("step %q: if %q: %v (Steward reads always and CUE over status.<step>.phase, succeeded, failed, skipped, timeout, reason and message; inputs are not read in if)", s.Name, s.If, err)
+		return false, fmt.Errorf("step %q: if %q: %w", s.Name, s.If, err)
 	}
-	return ok, nil
+	if res[0].Err != "" {
+		return false, s.conditionErr(res[0].Err)
+	}
+	return res[0].Bool, nil
 }
 
-// ifScope is what an if expression reads: status.<step> holds each
-// step's phase, reason and message and the booleans succeeded, failed,
-// skipped and timeout (sub-steps included).
-func ifScope(st *v1beta1.WorkflowStatus) cue.Value {
+// conditionErr says the step's condition does not evaluate.
+func (s Step) conditionErr(msg string) error {
+	return fmt.Errorf("step %q: if %q: %s (Steward reads always and CUE over status.<step>.phase, succeeded, failed, skipped, timeout, reason and message; inputs are not read in if)", s.Name, s.If, msg)
+}
+
+// ifScope is what an if expression reads, as JSON: status.<step> holds
+// each step's phase, reason and message and the booleans succeeded,
+// failed, skipped and timeout (sub-steps included).
+func ifScope(st *v1beta1.WorkflowStatus) json.RawMessage {
 	fields := map[string]any{}
 	add := func(ss v1beta1.StepStatus) {
 		fields[ss.Name] = map[string]any{
@@ -576,16 +631,8 @@ func ifScope(st *v1beta1.WorkflowStatus) cue.Value {
 			add(sub)
 		}
 	}
-	return cuecontext.New().Encode(map[string]any{"status": fields})
-}
-
-// evalIf evaluates a KubeVela if expression in scope.
-func evalIf(expr string, scope cue.Value) (bool, error) {
-	v := scope.Context().CompileString(expr, cue.Scope(scope))
-	if err := v.Err(); err != nil {
-		return false, err
-	}
-	return v.Bool()
+	raw, _ := json.Marshal(map[string]any{"status": fields})
+	return raw
 }
 
 // Run is one pass over a gated workflow.
@@ -627,8 +674,6 @@ type Run struct {
 	held string
 	// waiting are the steps this pass left suspending.
 	waiting map[string]bool
-	// scope is what if conditions read, built when first needed.
-	scope *cue.Value
 	// data is what the steps exported so far, and which steps taking
 	// them have their objects rendered with them.
 	data Data
@@ -864,10 +909,13 @@ func (r *Run) step(s *Step, ss *v1beta1.StepStatus, failed bool) {
 			return
 		}
 		// A step's condition is read when it is reached.
-		run, err := s.runs(r.ifScope(), failed)
+		run, err := s.runs(r.flow, r.Status, failed)
 		if err != nil {
-			ss.Phase, ss.Reason, ss.Message, ss.FirstExecuteTime, ss.LastExecuteTime = StepFailed, ReasonCondition, err.Error(), t, t
-			r.changed()
+			reason := ReasonCondition
+			if errors.As(err, new(*cueeval.BudgetError)) {
+				reason = v1beta1.ReasonEvaluationBudgetExceeded
+			}
+			ss.Phase, ss.Reason, ss.Message, ss.FirstExecuteTime, ss.LastExecuteTime = StepFailed, reason, err.Error(), t, t
 			return
 		}
 		if !run {
@@ -884,7 +932,6 @@ func (r *Run) step(s *Step, ss *v1beta1.StepStatus, failed bool) {
 	case TypeStepGroup:
 		if ss.FirstExecuteTime.IsZero() {
 			ss.FirstExecuteTime, ss.LastExecuteTime = t, t
-			r.changed()
 		}
 		ss.Phase = StepRunning
 		i := slices.IndexFunc(r.flow.Steps, func(g Step) bool { return g.Name == s.Name })
@@ -943,7 +990,6 @@ func (r *Run) inputsReady(s *Step, ss *v1beta1.StepStatus) bool {
 		}
 		ss.Phase, ss.Reason, ss.FirstExecuteTime, ss.LastExecuteTime = StepFailed, ReasonInputMissing, t, t
 		ss.Message = fmt.Sprintf("input from %q: step %q, which exports it, did not succeed", in.From, producer)
-		r.changed()
 		return false
 	}
 	if !r.data.Rendered[s.Name] {
@@ -974,7 +1020,6 @@ func (r *Run) waitTimeout(s *Step, ss *v1beta1.StepStatus) bool {
 	}
 	ss.Phase, ss.Reason, ss.LastExecuteTime = StepFailed, ReasonTimeout, metav1.NewTime(r.now)
 	ss.Message = fmt.Sprintf("the step did not start within its timeout (%s): %s", s.Timeout, ss.Message)
-	r.changed()
 	return false
 }
 
@@ -998,18 +1043,6 @@ func (r *Run) Values() map[string]json.RawMessage {
 	return r.data.Values
 }
 
-// ifScope returns what conditions read now, built once per change.
-func (r *Run) ifScope() cue.Value {
-	if r.scope == nil {
-		v := ifScope(r.Status)
-		r.scope = &v
-	}
-	return *r.scope
-}
-
-// changed drops the conditions' scope: a step's phase changed.
-func (r *Run) changed() { r.scope = nil }
-
 // skip marks a step, and a group's sub-steps, skipped.
 func (r *Run) skip(s *Step, ss *v1beta1.StepStatus) {
 	t := metav1.NewTime(r.now)
@@ -1020,7 +1053,6 @@ func (r *Run) skip(s *Step, ss *v1beta1.StepStatus) {
 			sub.Phase, sub.FirstExecuteTime, sub.LastExecuteTime = StepSkipped, t, t
 		}
 	}
-	r.changed()
 }
 
 // closeGroup ends a step group whose sub-steps have all run: failed when
@@ -1036,7 +1068,6 @@ func (r *Run) closeGroup(s *Step, ss *v1beta1.StepStatus, subs []*v1beta1.StepSt
 			break
 		}
 	}
-	r.changed()
 }
 
 // suspend runs a suspend step: it waits until the run is resumed, or for
@@ -1060,7 +1091,6 @@ func (r *Run) suspend(s *Step, ss *v1beta1.StepStatus) {
 	}
 	if resumed {
 		ss.Phase, ss.Message, ss.LastExecuteTime = StepSucceeded, "", t
-		r.changed()
 		r.settleSuspend()
 		return
 	}
@@ -1073,7 +1103,6 @@ func (r *Run) suspend(s *Step, ss *v1beta1.StepStatus) {
 	r.waiting[s.Name] = true
 	if ss.Phase != StepSuspending {
 		ss.LastExecuteTime = t
-		r.changed()
 	}
 	ss.Phase = StepSuspending
 	ss.Message = s.Message
@@ -1102,7 +1131,6 @@ func (r *Run) runStep(s *Step, ss *v1beta1.StepStatus) {
 		if resumed := !r.suspended && (ss.Phase == StepSuspending || ss.Phase == StepRunning); !resumed {
 			if ss.Phase != StepSuspending {
 				ss.LastExecuteTime = t
-				r.changed()
 			}
 			ss.Phase, ss.Message = StepSuspending, approvalMessage
 			r.waiting[s.Name] = true
@@ -1135,7 +1163,6 @@ func (r *Run) runStep(s *Step, ss *v1beta1.StepStatus) {
 		if s.Timeout > 0 {
 			r.wake(s.Timeout)
 		}
-		r.changed()
 	}
 	ss.Phase = StepRunning
 	if s.Delivers() {
@@ -1160,7 +1187,6 @@ func (r *Run) timedOut(s *Step, ss *v1beta1.StepStatus, started metav1.Time) boo
 	if s.Delivers() {
 		r.Reached[s.Name] = true
 	}
-	r.changed()
 	return true
 }
 
@@ -1254,7 +1280,6 @@ func (r *Run) Finish(judge func(step string) (done bool, message string), now ti
 	if !progressed {
 		return
 	}
-	r.changed()
 	for i := range r.flow.Steps {
 		g := &r.flow.Steps[i]
 		if ss := &r.Status.Steps[i].StepStatus; g.Type == TypeStepGroup && ss.Phase == StepRunning && allRun(r.subs(i)) {

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cueeval"
 )
 
 func gate(duration string) Flow {
@@ -23,7 +24,7 @@ func gate(duration string) Flow {
 		raw, _ := json.Marshal(map[string]string{"duration": duration})
 		wf.Steps[1].Properties = &runtime.RawExtension{Raw: raw}
 	}
-	steps, err := Steps(wf)
+	steps, err := bound(wf)
 	if err != nil {
 		panic(err)
 	}
@@ -183,7 +184,7 @@ func TestSteps_RefusesWhatItCannotRun(t *testing.T) {
 			{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "g", Type: "step-group"}},
 			{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "w", Type: TypeSuspend}}}},
 	} {
-		if _, err := Steps(wf); err == nil {
+		if _, err := bound(wf); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -252,7 +253,7 @@ func TestAdvance_AutoFalsePausesBeforeTheStep(t *testing.T) {
 	if !Gated(wf) {
 		t.Fatal("a workflow with auto: false is not gated")
 	}
-	steps, err := Steps(wf)
+	steps, err := bound(wf)
 	if err != nil || !steps.Steps[1].Approve || steps.Steps[0].Approve {
 		t.Fatalf("steps %+v, %v", steps, err)
 	}
@@ -297,7 +298,7 @@ func stepsOf(t *testing.T, wf string) Flow {
 	if !Gated(w) {
 		t.Fatalf("not gated: %s", wf)
 	}
-	steps, err := Steps(w)
+	steps, err := bound(w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,3 +447,46 @@ func TestAdvance_ASuspendEndedBeforeItsTimeoutSucceeds(t *testing.T) {
 
 // dispatching names the steps a pass runs, for messages.
 func (r *Run) dispatching() string { return strings.Join(r.Dispatching(), ",") }
+
+// bound is Steps with the flow bound to an in-process evaluator, as the
+// controller binds it to its pool.
+func bound(wf *v1beta1.Workflow) (Flow, error) {
+	f, err := Steps(wf)
+	if err != nil {
+		return Flow{}, err
+	}
+	f.Use(cueeval.NewLocal(0))
+	return f, f.CheckConditions()
+}
+
+// TestCheckConditions_RefusesWhatDoesNotEvaluate: a condition is checked
+// over the steps' status before any step runs, so that a typo is refused
+// when the version is rendered, not found when the step is reached.
+func TestCheckConditions_RefusesWhatDoesNotEvaluate(t *testing.T) {
+	for _, tc := range []struct{ name, cond, want string }{
+		{"a step that does not exist", "status.staging.succeeded", `step "prod": if "status.staging.succeeded": undefined field: staging`},
+		{"inputs", `inputs.x == "a"`, `reference "inputs" not found`},
+		{"not a boolean", "1", `as bool`},
+		{"a step that exists", `status.staging.phase == "succeeded"`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wf := &v1beta1.Workflow{Steps: []v1beta1.WorkflowStep{
+				{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "staging", Type: TypeDeploy}},
+				{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "prod", Type: TypeDeploy, If: tc.cond}},
+			}}
+			if tc.name != "a step that exists" {
+				wf.Steps = wf.Steps[1:]
+			}
+			_, err := bound(wf)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

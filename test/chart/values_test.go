@@ -28,6 +28,9 @@ func TestChart_SchemaRejectsBadValues(t *testing.T) {
 		{"replicaCount=-1", "/replicaCount"},
 		{"controllerArgs.trackerCompression=lz4", "/controllerArgs/trackerCompression"},
 		{"controllerArgs.concurrentReconciles=0", "/controllerArgs/concurrentReconciles"},
+		{"controllerArgs.cueEvaluators=0", "/controllerArgs/cueEvaluators"},
+		{"controllerArgs.cueEvalMemoryLimit=lots", "/controllerArgs/cueEvalMemoryLimit"},
+		{"controllerArgs.cueEvalTimeout=0", "/controllerArgs/cueEvalTimeout"},
 		{"controllerArgs.reSyncPeriod=soon", "/controllerArgs/reSyncPeriod"},
 		{"controllerArgs.watchFullReadPeriod=hourly", "/controllerArgs/watchFullReadPeriod"},
 		{"controllerArgs.cachedGVKs={Deployment}", "/controllerArgs/cachedGVKs/0"},
@@ -67,7 +70,8 @@ func TestChart_SchemaAcceptsCustomValues(t *testing.T) {
 	}
 	objs := render(t, "-f", values)
 	opts := parseControllerFlags(t, containerArgs(t, one(t, objs, "Deployment"))[1:])
-	if opts.DriftDetection != "timer" || opts.WatchFullReadPeriod != 30*time.Minute || opts.TrackerCompression != "" || opts.RevisionLimit != 0 || opts.KubeAPIQPS != 50.5 {
+	if opts.DriftDetection != "timer" || opts.WatchFullReadPeriod != 30*time.Minute || opts.TrackerCompression != "" || opts.RevisionLimit != 0 || opts.KubeAPIQPS != 50.5 ||
+		opts.Budget.Evaluators != 4 || opts.Budget.Timeout != 30*time.Second || opts.Budget.Memory.String() != "1Gi" || opts.Budget.RenderSize.String() != "64Mi" {
 		t.Fatalf("options from values-custom.yaml: %+v", opts)
 	}
 }

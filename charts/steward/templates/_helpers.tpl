@@ -66,6 +66,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 - --drift-detection={{ .Values.controllerArgs.driftDetection }}
 - --watch-full-read-period={{ .Values.controllerArgs.watchFullReadPeriod }}
+- --cue-eval-timeout={{ .Values.controllerArgs.cueEvalTimeout }}
+- --cue-eval-memory-limit={{ .Values.controllerArgs.cueEvalMemoryLimit }}
+- --cue-evaluators={{ .Values.controllerArgs.cueEvaluators }}
+- --max-render-objects={{ .Values.controllerArgs.maxRenderObjects }}
+- --max-render-object-size={{ .Values.controllerArgs.maxRenderObjectSize }}
+- --max-render-size={{ .Values.controllerArgs.maxRenderSize }}
 - --kube-api-qps={{ .Values.kubeAPI.qps }}
 - --kube-api-burst={{ .Values.kubeAPI.burst }}
 - --system-definition-namespace={{ .Values.systemDefinitionNamespace }}

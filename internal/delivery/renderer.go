@@ -1,0 +1,25 @@
+package delivery
+
+import (
+	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/sandbox"
+)
+
+// NewRenderer returns a Renderer whose every CUE evaluation runs in a pool
+// of evaluator processes bounded by b, and whose renders are held to b's
+// object limits: what the controller and `steward render` render with.
+// The caller closes the pool (or adds it to its manager).
+func NewRenderer(b sandbox.Budget, observer sandbox.Observer, opts ...render.Option) (*render.Renderer, *sandbox.Pool, error) {
+	po := b.PoolOptions()
+	po.Observer = observer
+	pool, err := sandbox.New(po)
+	if err != nil {
+		return nil, nil, err
+	}
+	limits := render.Limits{
+		Objects: b.Objects, ObjectBytes: int(b.ObjectSize.Value()), TotalBytes: int(b.RenderSize.Value()),
+		ObjectsFlag: "--" + sandbox.FlagObjects, ObjectBytesFlag: "--" + sandbox.FlagObjectSize, TotalBytesFlag: "--" + sandbox.FlagRenderSize,
+	}
+	opts = append([]render.Option{render.WithEvaluator(pool), render.WithLimits(limits)}, opts...)
+	return render.NewRenderer(opts...), pool, nil
+}

@@ -1,0 +1,314 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/steward-oam/steward/internal/cueeval"
+)
+
+// Options bound the evaluators of a Pool.
+type Options struct {
+	// Evaluators is the most child processes evaluating at once; an
+	// evaluation waits for a free one.
+	Evaluators int
+	// Timeout bounds one evaluation, from the request written to the
+	// answer read. An evaluator that does not answer in time is killed.
+	Timeout time.Duration
+	// Memory bounds one evaluator's heap, in bytes; its address space is
+	// bounded to what it reserved at start plus this plus 256 MiB.
+	Memory int64
+	// ObjectBytes bounds one rendered object, and ResponseBytes the result
+	// of one evaluation, both as JSON; zero is unbounded (ResponseBytes
+	// then defaults to 64 MiB, which the controller reads at most).
+	ObjectBytes   int
+	ResponseBytes int
+	// CacheSize bounds the compiled sources each evaluator keeps.
+	CacheSize int
+	// RetryBase and RetryMax bound how long a request that hit a limit is
+	// answered with the same error without being evaluated again: RetryBase
+	// after the first failure, doubling with each further one. The same
+	// definition with the same input fails the same way; a changed
+	// definition or input is a new request.
+	RetryBase, RetryMax time.Duration
+	// Flags name the flag that sets each limit, for messages.
+	Flags map[cueeval.Limit]string
+	// Observer is told about every evaluation; nil for none.
+	Observer Observer
+}
+
+// Defaults are the limits of the controller's flags.
+func Defaults() Options {
+	return Options{
+		Evaluators: 2,
+		Timeout:    10 * time.Second,
+		Memory:     256 << 20,
+		RetryBase:  time.Minute,
+		RetryMax:   30 * time.Minute,
+	}
+}
+
+// Observer hears of every evaluation, as metrics do.
+type Observer interface {
+	// Evaluated is one evaluation: outcome is "ok", "error" (the source
+	// or input is at fault), "failed" (the evaluator failed otherwise) or
+	// the limit it hit; cached says the answer was a remembered failure.
+	Evaluated(outcome string, cached bool, d time.Duration)
+	// EvaluatorStarted is one evaluator process started.
+	EvaluatorStarted()
+}
+
+// Pool evaluates CUE in child processes: each runs one evaluation at a
+// time, within a deadline and a memory limit, so that no definition can
+// take the controller's memory or hold a reconcile forever. It implements
+// cueeval.Evaluator and is safe for concurrent use.
+//
+// Evaluators start when first needed and live until Close; one that hits
+// a limit is killed and replaced by a new one on the next request.
+type Pool struct {
+	opts     Options
+	exe      string
+	slots    chan struct{}
+	failures *failures
+
+	mu   sync.Mutex
+	idle []*worker
+	// all are the evaluators alive, idle or evaluating; endedCPU is the
+	// CPU time of those that ended.
+	all      map[*worker]bool
+	endedCPU time.Duration
+	closed   bool
+}
+
+// requestBytes bounds a request: definitions and Applications are API
+// objects of at most a few MiB, and live objects as many.
+const requestBytes = 256 << 20
+
+// defaultResponseBytes bounds a response when no output limit is set.
+const defaultResponseBytes = 64 << 20
+
+// New returns a Pool; no process starts until the first evaluation.
+func New(opts Options) (*Pool, error) {
+	d := Defaults()
+	if opts.Evaluators <= 0 {
+		opts.Evaluators = d.Evaluators
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = d.Timeout
+	}
+	if opts.Memory <= 0 {
+		opts.Memory = d.Memory
+	}
+	if opts.ResponseBytes <= 0 {
+		opts.ResponseBytes = defaultResponseBytes
+	}
+	if opts.RetryBase <= 0 {
+		opts.RetryBase = d.RetryBase
+	}
+	if opts.RetryMax < opts.RetryBase {
+		opts.RetryMax = opts.RetryBase
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding this binary to start CUE evaluators from: %w", err)
+	}
+	return &Pool{
+		opts:     opts,
+		exe:      exe,
+		slots:    make(chan struct{}, opts.Evaluators),
+		failures: newFailures(opts.RetryBase, opts.RetryMax),
+		all:      map[*worker]bool{},
+	}, nil
+}
+
+// Options returns the limits the pool applies.
+func (p *Pool) Options() Options { return p.opts }
+
+// errClosed is an evaluation asked of a closed pool.
+var errClosed = errors.New("the CUE evaluator pool is closed")
+
+// Evaluate runs req in an evaluator. A request that hit a limit recently
+// is answered with the same *cueeval.BudgetError at once.
+func (p *Pool) Evaluate(req *cueeval.Request) (*cueeval.Response, error) {
+	start := time.Now()
+	frame, err := encodeFrame(req)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the request: %w", err)
+	}
+	if len(frame) > requestBytes {
+		return nil, fmt.Errorf("the request is %d bytes, more than an evaluator reads (%d)", len(frame), requestBytes)
+	}
+	key := sha256.Sum256(frame)
+	if be := p.failures.get(key, start); be != nil {
+		p.observe(string(be.Limit), true, start)
+		return nil, be
+	}
+	res, err := p.run(frame)
+	var be *cueeval.BudgetError
+	switch {
+	case err == nil && res.Budget != nil:
+		be = res.Budget
+		err = be
+	case errors.As(err, &be):
+	}
+	if be != nil {
+		p.name(be)
+		p.failures.put(key, be, time.Now())
+		p.observe(string(be.Limit), false, start)
+		return res, be
+	}
+	switch {
+	case err != nil:
+		p.observe("failed", false, start)
+		return nil, err
+	case res.Err != nil:
+		p.observe("error", false, start)
+		return res, res.Err
+	}
+	p.observe("ok", false, start)
+	return res, nil
+}
+
+// run sends one request frame to a free evaluator and reads its answer.
+func (p *Pool) run(frame []byte) (*cueeval.Response, error) {
+	p.slots <- struct{}{}
+	defer func() { <-p.slots }()
+	w, err := p.take()
+	if err != nil {
+		return nil, err
+	}
+	res, err := w.roundTrip(frame, p.opts.Timeout, p.opts.ResponseBytes)
+	if err != nil {
+		p.end(w)
+		return nil, w.failure(err, p.opts)
+	}
+	p.put(w)
+	return res, nil
+}
+
+// name fills in the limit's value and flag, which the evaluator does not
+// know.
+func (p *Pool) name(be *cueeval.BudgetError) {
+	if be.Flag == "" {
+		be.Flag = p.opts.Flags[be.Limit]
+	}
+	if be.Budget != "" {
+		return
+	}
+	switch be.Limit {
+	case cueeval.LimitTime:
+		be.Budget = p.opts.Timeout.String()
+	case cueeval.LimitMemory:
+		be.Budget = cueeval.FormatBytes(p.opts.Memory)
+	}
+}
+
+func (p *Pool) observe(outcome string, cached bool, start time.Time) {
+	if p.opts.Observer != nil {
+		p.opts.Observer.Evaluated(outcome, cached, time.Since(start))
+	}
+}
+
+// take returns an idle evaluator, or starts one.
+func (p *Pool) take() (*worker, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, errClosed
+	}
+	for n := len(p.idle); n > 0; n = len(p.idle) {
+		w := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		if w.alive() {
+			p.mu.Unlock()
+			return w, nil
+		}
+		// Ended while idle (the kernel's OOM killer takes evaluators
+		// first): no request of its is to blame.
+		p.endLocked(w)
+	}
+	p.mu.Unlock()
+	w, err := startWorker(p.exe, workerConfig{
+		Memory: p.opts.Memory, ObjectBytes: p.opts.ObjectBytes, ResponseBytes: p.opts.ResponseBytes,
+		RequestBytes: requestBytes, CacheSize: p.opts.CacheSize,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("starting a CUE evaluator: %w", err)
+	}
+	if p.opts.Observer != nil {
+		p.opts.Observer.EvaluatorStarted()
+	}
+	p.mu.Lock()
+	p.all[w] = true
+	p.mu.Unlock()
+	return w, nil
+}
+
+// put returns an evaluator to the idle list, or stops it when the pool
+// closed meanwhile.
+func (p *Pool) put(w *worker) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		p.endLocked(w)
+		return
+	}
+	p.idle = append(p.idle, w)
+}
+
+// end stops an evaluator for good.
+func (p *Pool) end(w *worker) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.endLocked(w)
+}
+
+func (p *Pool) endLocked(w *worker) {
+	w.stop()
+	if p.all[w] {
+		delete(p.all, w)
+		go func() {
+			// Its CPU time is known once it is reaped.
+			<-w.done
+			p.mu.Lock()
+			p.endedCPU += w.cpuTime()
+			p.mu.Unlock()
+		}()
+	}
+}
+
+// Close stops every idle evaluator; those evaluating stop when they
+// answer. Evaluations after Close fail.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for _, w := range p.idle {
+		p.endLocked(w)
+	}
+	p.idle = nil
+	return nil
+}
+
+// Start lets a controller-runtime manager own the pool: it closes the
+// pool when the manager stops.
+func (p *Pool) Start(ctx context.Context) error {
+	<-ctx.Done()
+	return p.Close()
+}
+
+// Running is the number of evaluator processes alive and idle.
+func (p *Pool) Running() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle)
+}
+
+// NeedLeaderElection is false: every replica closes its pool when its
+// manager stops, leader or not.
+func (p *Pool) NeedLeaderElection() bool { return false }

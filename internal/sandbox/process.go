@@ -1,0 +1,190 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/steward-oam/steward/internal/cueeval"
+)
+
+// worker is one evaluator process and the pipes to it.
+type worker struct {
+	cmd    *exec.Cmd
+	in     *os.File // its stdin
+	out    *os.File // its stdout
+	reader *bufio.Reader
+	stderr *tail
+	done   chan struct{} // closed once the process is reaped
+	state  *os.ProcessState
+}
+
+// startWorker starts this binary as an evaluator (see envWorker).
+func startWorker(exe string, cfg workerConfig) (*worker, error) {
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	w := &worker{in: inW, out: outR, reader: bufio.NewReaderSize(outR, 64<<10), stderr: &tail{max: 8 << 10}, done: make(chan struct{})}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), envWorker+"="+string(raw))
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, w.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		// Gone with the controller, whatever ends it; and out of the
+		// terminal's process group, so that ^C reaches the controller,
+		// which stops its evaluators itself.
+		Pdeathsig: syscall.SIGKILL,
+		Setpgid:   true,
+	}
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, err
+	}
+	w.cmd = cmd
+	go func() {
+		_ = cmd.Wait()
+		w.state = cmd.ProcessState
+		close(w.done)
+	}()
+	return w, nil
+}
+
+// roundTrip writes one request frame and reads the answer, within
+// timeout.
+func (w *worker) roundTrip(frame []byte, timeout time.Duration, maxResponse int) (*cueeval.Response, error) {
+	deadline := time.Now().Add(timeout)
+	if err := w.in.SetWriteDeadline(deadline); err != nil {
+		return nil, err
+	}
+	if _, err := w.in.Write(frame); err != nil {
+		return nil, err
+	}
+	if err := w.out.SetReadDeadline(deadline); err != nil {
+		return nil, err
+	}
+	var res cueeval.Response
+	if err := readFrame(w.reader, maxResponse, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// alive reports whether the process still runs.
+func (w *worker) alive() bool {
+	select {
+	case <-w.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// stop ends the process and releases its pipes.
+func (w *worker) stop() {
+	_ = w.cmd.Process.Kill()
+	w.in.Close()
+	w.out.Close()
+}
+
+// failure explains why the evaluator did not answer: err is what the
+// read or write returned. A deadline passed is the time limit; a process
+// ended by its memory watchdog, by a failed allocation, by its stack
+// limit or by the kernel's OOM killer is the memory limit; anything else
+// is the evaluator failing.
+func (w *worker) failure(err error, opts Options) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return &cueeval.BudgetError{Limit: cueeval.LimitTime, Detail: "the evaluation did not finish in time"}
+	}
+	if errors.Is(err, errFrameTooLarge) {
+		return &cueeval.BudgetError{Limit: cueeval.LimitRenderBytes, Budget: cueeval.FormatBytes(int64(opts.ResponseBytes)),
+			Detail: "the evaluation's result is larger than a render may be"}
+	}
+	select {
+	case <-w.done:
+	case <-time.After(5 * time.Second):
+		return fmt.Errorf("the CUE evaluator stopped answering: %w", err)
+	}
+	out := w.stderr.String()
+	status, _ := w.state.Sys().(syscall.WaitStatus)
+	memory := func(detail string) error {
+		return &cueeval.BudgetError{Limit: cueeval.LimitMemory, Detail: detail}
+	}
+	switch {
+	case status.Exited() && status.ExitStatus() == exitMemory:
+		return memory("its heap grew past the limit")
+	case strings.Contains(out, "out of memory") || strings.Contains(out, "cannot allocate memory"):
+		return memory("an allocation failed")
+	case strings.Contains(out, "stack exceeds") || strings.Contains(out, "stack overflow"):
+		return memory("it nests deeper than the stack limit allows")
+	case status.Signaled() && status.Signal() == syscall.SIGKILL:
+		return memory("the kernel killed the evaluator, out of memory")
+	}
+	return fmt.Errorf("the CUE evaluator ended (%s): %s", w.state, firstLine(out))
+}
+
+// firstLine is the first non-empty line of s (a Go runtime's fatal
+// error), for messages.
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			if len(l) > 300 {
+				l = l[:300] + "..."
+			}
+			return l
+		}
+	}
+	return "no message"
+}
+
+// tail keeps the first and the last max bytes written to it: an
+// evaluator's stderr, which says why it died. A Go runtime's fatal error
+// comes first, before the stacks of every goroutine.
+type tail struct {
+	mu   sync.Mutex
+	max  int
+	head []byte
+	buf  []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(p)
+	if room := t.max - len(t.head); room > 0 {
+		k := min(room, len(p))
+		t.head = append(t.head, p[:k]...)
+		p = p[k:]
+	}
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return n, nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.head) + string(t.buf)
+}
