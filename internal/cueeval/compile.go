@@ -67,6 +67,12 @@ func (l *Local) Forget(kind, namespace, name string) {
 // Len is the number of compiled sources held.
 func (l *Local) Len() int { return l.cache.Len() }
 
+// has reports whether src's version is compiled.
+func (l *Local) has(src Source) bool {
+	v, ok := l.cache.Get(src.key())
+	return ok && v.(*compiled).version == src.Version
+}
+
 // compile returns src compiled, from the cache when its version was
 // compiled before; hit says which.
 func (l *Local) compile(src Source) (c *compiled, hit bool) {

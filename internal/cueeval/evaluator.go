@@ -109,6 +109,33 @@ func (r *Request) Describe() string {
 // Source returns s itself, so that a *Source and a Source read alike.
 func (s *Source) Source() Source { return *s }
 
+// Sources are the cached sources of the request (those with a Version),
+// to be read or changed in place: an evaluator that compiled one before
+// needs only its Key and Version, not its Text.
+func (r *Request) Sources() []*Source {
+	var out []*Source
+	add := func(s *Source) {
+		if s != nil && s.Version != "" {
+			out = append(out, s)
+		}
+	}
+	switch {
+	case r.Render != nil:
+		add(&r.Render.Source)
+	case r.Inspect != nil:
+		add(&r.Inspect.Source)
+	case r.Status != nil:
+		for _, s := range r.Status.parts() {
+			add(s)
+		}
+	}
+	return out
+}
+
+// Key is the cache slot of the source: the same Key with another Version
+// replaces what was compiled.
+func (s Source) Key() string { return s.key() }
+
 // TemplateInput is a definition template with the data it is filled with.
 type TemplateInput struct {
 	Source Source `json:"source"`
@@ -155,6 +182,9 @@ type Response struct {
 	Cache      []CacheLookup `json:"cache,omitempty"`
 	Err        *Error        `json:"err,omitempty"`
 	Budget     *BudgetError  `json:"budget,omitempty"`
+	// NeedSource says a source came without its Text and is not compiled
+	// here (any more): send the request again, with the texts.
+	NeedSource bool `json:"needSource,omitempty"`
 }
 
 // CacheLookup says whether a source of kind Kind was found compiled.

@@ -17,6 +17,11 @@ func (l *Local) Evaluate(req *Request) (res *Response, err error) {
 		}
 	}()
 	res = &Response{}
+	for _, src := range req.Sources() {
+		if src.Text == "" && !l.has(*src) {
+			return &Response{NeedSource: true}, nil
+		}
+	}
 	switch {
 	case req.Render != nil:
 		c := l.template(req.Render.Source, res)

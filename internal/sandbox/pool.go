@@ -136,19 +136,18 @@ var errClosed = errors.New("the CUE evaluator pool is closed")
 // is answered with the same *cueeval.BudgetError at once.
 func (p *Pool) Evaluate(req *cueeval.Request) (*cueeval.Response, error) {
 	start := time.Now()
-	frame, err := encodeFrame(req)
+	// The request as sent to an evaluator that compiled its sources
+	// before: without their texts, which their versions identify.
+	short, err := encodeFrame(withoutTexts(req))
 	if err != nil {
 		return nil, fmt.Errorf("encoding the request: %w", err)
 	}
-	if len(frame) > requestBytes {
-		return nil, fmt.Errorf("the request is %d bytes, more than an evaluator reads (%d)", len(frame), requestBytes)
-	}
-	key := sha256.Sum256(frame)
+	key := sha256.Sum256(short)
 	if be := p.failures.get(key, start); be != nil {
 		p.observe(string(be.Limit), true, start)
 		return nil, be
 	}
-	res, err := p.run(frame)
+	res, err := p.run(req, short)
 	var be *cueeval.BudgetError
 	switch {
 	case err == nil && res.Budget != nil:
@@ -174,21 +173,81 @@ func (p *Pool) Evaluate(req *cueeval.Request) (*cueeval.Response, error) {
 	return res, nil
 }
 
-// run sends one request frame to a free evaluator and reads its answer.
-func (p *Pool) run(frame []byte) (*cueeval.Response, error) {
+// run sends one request to a free evaluator and reads its answer: short,
+// the request without its sources' texts, when the evaluator compiled
+// them before, else the whole request.
+func (p *Pool) run(req *cueeval.Request, short []byte) (*cueeval.Response, error) {
 	p.slots <- struct{}{}
 	defer func() { <-p.slots }()
 	w, err := p.take()
 	if err != nil {
 		return nil, err
 	}
-	res, err := w.roundTrip(frame, p.opts.Timeout, p.opts.ResponseBytes)
+	deadline := time.Now().Add(p.opts.Timeout)
+	frame := short
+	if !w.knows(req) {
+		if frame, err = p.whole(req); err != nil {
+			p.put(w)
+			return nil, err
+		}
+	}
+	res, err := w.roundTrip(frame, deadline, p.opts.ResponseBytes)
+	if err == nil && res.NeedSource {
+		// It dropped a compiled source since: send the texts.
+		if frame, err = p.whole(req); err != nil {
+			p.put(w)
+			return nil, err
+		}
+		res, err = w.roundTrip(frame, deadline, p.opts.ResponseBytes)
+	}
+	if err == nil && res.NeedSource {
+		err = errors.New("the evaluator asked for sources it was sent")
+	}
 	if err != nil {
 		p.end(w)
 		return nil, w.failure(err, p.opts)
 	}
+	w.learn(req)
 	p.put(w)
 	return res, nil
+}
+
+// whole encodes the request with its sources' texts.
+func (p *Pool) whole(req *cueeval.Request) ([]byte, error) {
+	frame, err := encodeFrame(req)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the request: %w", err)
+	}
+	if len(frame) > requestBytes {
+		return nil, fmt.Errorf("the request is %d bytes, more than an evaluator reads (%d)", len(frame), requestBytes)
+	}
+	return frame, nil
+}
+
+// withoutTexts is a copy of req whose cached sources have no Text.
+func withoutTexts(req *cueeval.Request) *cueeval.Request {
+	out := *req
+	switch {
+	case req.Render != nil:
+		in := *req.Render
+		out.Render = &in
+	case req.Inspect != nil:
+		in := *req.Inspect
+		out.Inspect = &in
+	case req.Status != nil:
+		in := *req.Status
+		for _, part := range []**cueeval.Source{&in.HealthPolicy, &in.CustomStatus, &in.Details} {
+			if *part != nil {
+				src := **part
+				*part = &src
+			}
+		}
+		out.Status = &in
+	}
+	for _, src := range out.Sources() {
+		src.Text = ""
+	}
+	return &out
 }
 
 // name fills in the limit's value and flag, which the evaluator does not

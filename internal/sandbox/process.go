@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/utils/lru"
+
 	"github.com/steward-oam/steward/internal/cueeval"
 )
 
@@ -24,6 +26,9 @@ type worker struct {
 	stderr *tail
 	done   chan struct{} // closed once the process is reaped
 	state  *os.ProcessState
+	// compiled are the versions of the sources it was sent, by key: it
+	// keeps them compiled (or says NeedSource when it dropped one).
+	compiled *lru.Cache
 }
 
 // startWorker starts this binary as an evaluator (see envWorker).
@@ -42,7 +47,8 @@ func startWorker(exe string, cfg workerConfig) (*worker, error) {
 		inW.Close()
 		return nil, err
 	}
-	w := &worker{in: inW, out: outR, reader: bufio.NewReaderSize(outR, 64<<10), stderr: &tail{max: 8 << 10}, done: make(chan struct{})}
+	w := &worker{in: inW, out: outR, reader: bufio.NewReaderSize(outR, 64<<10), stderr: &tail{max: 8 << 10}, done: make(chan struct{}),
+		compiled: lru.New(max(cfg.CacheSize, cueeval.DefaultCacheSize))}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), envWorker+"="+string(raw))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, w.stderr
@@ -70,10 +76,26 @@ func startWorker(exe string, cfg workerConfig) (*worker, error) {
 	return w, nil
 }
 
-// roundTrip writes one request frame and reads the answer, within
-// timeout.
-func (w *worker) roundTrip(frame []byte, timeout time.Duration, maxResponse int) (*cueeval.Response, error) {
-	deadline := time.Now().Add(timeout)
+// knows reports whether the evaluator was sent every cached source of
+// req, at its version.
+func (w *worker) knows(req *cueeval.Request) bool {
+	for _, src := range req.Sources() {
+		if v, ok := w.compiled.Get(src.Key()); !ok || v.(string) != src.Version {
+			return false
+		}
+	}
+	return true
+}
+
+// learn notes the cached sources of a request the evaluator answered.
+func (w *worker) learn(req *cueeval.Request) {
+	for _, src := range req.Sources() {
+		w.compiled.Add(src.Key(), src.Version)
+	}
+}
+
+// roundTrip writes one request frame and reads the answer, by deadline.
+func (w *worker) roundTrip(frame []byte, deadline time.Time, maxResponse int) (*cueeval.Response, error) {
 	if err := w.in.SetWriteDeadline(deadline); err != nil {
 		return nil, err
 	}
