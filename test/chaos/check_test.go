@@ -33,6 +33,9 @@ const (
 	kindTrackerMiss   = "tracker-missing"
 	kindTrackerStale  = "tracker-stale" // a tracker of another incarnation, or of a deleted app, is left
 	kindTrackerMarked = "tracker-marked"
+	// a version whose spec did not render (a definition busted the
+	// evaluation budget) was recorded
+	kindBustedRecorded = "unrendered-recorded"
 )
 
 type violation struct {
@@ -89,7 +92,7 @@ func (h *harness) notQuiet(ctx context.Context) []violation {
 			out = append(out, violation{Kind: kindNotSettled, Subject: "app " + name, Detail: msg, App: name})
 		}
 	}
-	return out
+	return append(out, h.budgetNotQuiet(ctx)...)
 }
 
 // settledMessage says why app is not yet settled at its current version,
@@ -244,6 +247,7 @@ func (h *harness) invariants(ctx context.Context) []violation {
 		}
 	}
 	out = append(out, h.trackerInvariants(ctx, live)...)
+	out = append(out, h.budgetInvariants(ctx, live)...)
 	return out
 }
 

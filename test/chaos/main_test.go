@@ -177,5 +177,8 @@ func install(ctx context.Context, c client.Client) error {
 	if _, err := localcp.ApplyDefinitions(ctx, c, filepath.Join("..", "..", "config", "definitions"), localcp.DefaultDefinitionNamespace); err != nil {
 		return err
 	}
-	return c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: chaosNS}})
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: chaosNS}}); err != nil {
+		return err
+	}
+	return installBuster(ctx, c)
 }

@@ -121,14 +121,16 @@ func (o *object) String() string {
 
 // world is the model of everything the suite created.
 type world struct {
-	Apps    map[string]*appModel
+	Apps map[string]*appModel
+	// Budget is the tenant's Application (budget_test.go).
+	Budget  *budgetModel
 	Objects map[string]*object // by kind/name
 	// counters give fresh names and values.
 	next int
 }
 
 func newWorld() *world {
-	w := &world{Apps: map[string]*appModel{}, Objects: map[string]*object{}}
+	w := &world{Apps: map[string]*appModel{}, Objects: map[string]*object{}, Budget: &budgetModel{}}
 	for _, n := range appNames {
 		w.Apps[n] = &appModel{Name: n, Spec: newSpec(), PVSpec: map[string]spec{}}
 	}

@@ -65,6 +65,7 @@ func (h *harness) nextStep(ctx context.Context, first bool) (step, error) {
 			return h.deleteTracker(ctx, app)
 		}},
 		{2, func() (step, bool, error) { return h.deleteApp(app) }},
+		{6, func() (step, bool, error) { return h.budgetStep(), true, nil }},
 	}
 	total := 0
 	for _, c := range choices {
