@@ -14,7 +14,9 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cli"
+	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/sandbox"
 )
 
 // unsupportedDefinitions are corpus definitions Steward does not render,
@@ -67,7 +69,7 @@ func TestCompat_CasesRenderLikeKubeVela(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := render.NewRenderer()
+	r := budgetedRenderer(t)
 	for _, name := range compatCases(t, dir) {
 		t.Run(name, func(t *testing.T) {
 			checkCase(t, r, defs, filepath.Join(dir, "cases", name))
@@ -81,7 +83,7 @@ func TestCompat_BuiltinDefinitionsRenderLikeKubeVela(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := render.NewRenderer()
+	r := budgetedRenderer(t)
 	covered := 0
 	for _, name := range compatCases(t, dir) {
 		caseDir := filepath.Join(dir, "cases", name)
@@ -106,7 +108,7 @@ func TestCompat_DefinitionsCompile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := render.NewRenderer()
+	r := budgetedRenderer(t)
 	check := func(kind, name, tmpl string) {
 		t.Run(name, func(t *testing.T) {
 			err := r.CheckTemplate(kind, name, tmpl)
@@ -244,4 +246,16 @@ func comparable(t *testing.T, u *unstructured.Unstructured) map[string]any {
 		}
 	}
 	return out
+}
+
+// budgetedRenderer renders as the controller does, in evaluator processes
+// with the default evaluation budget: the corpus must not trip it.
+func budgetedRenderer(t *testing.T) *render.Renderer {
+	t.Helper()
+	r, pool, err := delivery.NewRenderer(sandbox.DefaultBudget(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	return r
 }
