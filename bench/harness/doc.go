@@ -38,6 +38,15 @@
 //     one without is sampled on /metrics every 100 ms and each GC cycle's
 //     lowest sample taken. The apps re-sync while sampled: memory that
 //     grows with passes must show.
+//   - CPU (proctree.go, cost.go) is that of the controller's whole process
+//     tree, read from /proc: Steward evaluates CUE in child processes
+//     (issue 27), so a figure of the controller alone would leave the
+//     renders out. Descendants are found by their ppid chains; each
+//     process counts its utime and stime plus the cutime and cstime of the
+//     children it reaped. The fleet divides it by the Application
+//     reconciles from the process start until every app is Ready, the
+//     soak over the whole soak, which also reads the RSS of the child
+//     processes each minute next to the controller's.
 //   - Watch mode: the report checks the targets of issue 12 on the first
 //     controller whose command line has --drift-detection=watch
 //     (Controller.IsWatchMode), those of issues 7 and 10 on the first one

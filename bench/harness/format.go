@@ -179,6 +179,17 @@ func signedPct(f float64) string { return fmt.Sprintf("%+.1f%%", f*100) }
 
 func mibText(b float64) string { return fmt.Sprintf("%.1f MiB", b/mib) }
 
+// msText writes milliseconds; under 0.1 ms (a render the controller's
+// cache answered) in microseconds.
+func msText(ms float64) string {
+	if ms > 0 && ms < 0.1 {
+		return fmt.Sprintf("%.1f µs", ms*1000)
+	}
+	return fmt.Sprintf("%.2f ms", ms)
+}
+
+func pctText(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
+
 func secs(d Duration) string { return secf(d.Seconds()) }
 
 func secf(s float64) string {

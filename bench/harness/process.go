@@ -294,13 +294,11 @@ func rssFromProc(pid int) (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("reading RSS: %w", err)
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
-			return kb * 1024, err
-		}
+	rss, ok, err := statusBytes(string(data), "VmRSS")
+	if err == nil && !ok {
+		err = fmt.Errorf("no VmRSS for process %d", pid)
 	}
-	return 0, fmt.Errorf("no VmRSS for process %d", pid)
+	return rss, err
 }
 
 // Stop sends SIGTERM to the controller's process group, then SIGKILL after

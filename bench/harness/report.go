@@ -545,7 +545,46 @@ func fleetSection(res *Results) string {
 	}
 	b.WriteString(table(headers, rows))
 	b.WriteString("\n")
+	if slices.ContainsFunc(res.Fleet, func(f FleetResult) bool { return f.Measured() }) {
+		b.WriteString(fleetCPUText(res.Fleet))
+	}
 	return b.String()
+}
+
+// fleetCPUText is the fleet's CPU: of the process tree, per reconcile,
+// and the mean render, a row per controller (a dash for a fleet recorded
+// before the harness measured CPU).
+func fleetCPUText(fleet []FleetResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "CPU is user and system time of the controller's process tree, from /proc: the controller and every\n")
+	fmt.Fprintf(&b, "process it started (Steward's CUE evaluators), alive or exited, from its start (so start-up\n")
+	fmt.Fprintf(&b, "included) until the last app was Ready. *Per reconcile* divides it by the Application reconciles\n")
+	fmt.Fprintf(&b, "of the same window (`controller_runtime_reconcile_total{controller=\"application\"}`); *in child\n")
+	fmt.Fprintf(&b, "processes* is the share its descendants used. *Render* is the mean of the reconciles' render stage\n")
+	fmt.Fprintf(&b, "(`steward_reconcile_stage_duration_seconds{stage=\"render\"}`, CUE evaluation included), a dash\n")
+	fmt.Fprintf(&b, "for a controller without it.\n\n")
+	headers := []string{"controller", "CPU", "reconciles", "CPU per reconcile", "in child processes", "renders", "render, mean"}
+	var rows [][]string
+	for _, f := range fleet {
+		rows = append(rows, append([]string{f.Controller}, cpuCells(f.CPUCost)...))
+	}
+	b.WriteString(table(headers, rows))
+	b.WriteString("\n")
+	return b.String()
+}
+
+// cpuCells are CPU, reconciles, CPU per reconcile, share in child
+// processes, renders and mean render of c; dashes when not measured.
+func cpuCells(c CPUCost) []string {
+	if !c.Measured() {
+		return []string{"–", "–", "–", "–", "–", "–"}
+	}
+	renders, render := "–", "–"
+	if c.Renders > 0 {
+		renders, render = fmt.Sprintf("%.0f", c.Renders), msText(c.RenderMeanSeconds*1000)
+	}
+	return []string{secf(c.CPUSeconds), fmt.Sprintf("%.0f", c.Reconciles), msText(c.CPUPerReconcileMs),
+		pctText(c.ChildShare()), renders, render}
 }
 
 func scaleSection(res *Results) string {
@@ -761,7 +800,16 @@ func soakSection(res *Results, imgDir string, charts []string) string {
 	fmt.Fprintf(&b, "From the moment all apps are Ready (minute 0), %s the harness makes the controller collect garbage\n", every)
 	fmt.Fprintf(&b, "(`/debug/pprof/heap?gc=1`, served with `--pprof-addr`) and reads `HeapInuse` of `runtime.MemStats`\n")
 	fmt.Fprintf(&b, "right after, with `VmRSS` from /proc. Growth is from minute %d (the first minute fills caches and\n", soakFrom)
-	fmt.Fprintf(&b, "pools) to the last; *per reconcile* divides that growth by the reconciles in between.\n\n")
+	fmt.Fprintf(&b, "pools) to the last; *per reconcile* divides that growth by the reconciles in between.")
+	if soakMeasuredCPU(res.Soak) {
+		fmt.Fprintf(&b, "\n*Children RSS* sums `VmRSS` of the controller's child processes (Steward's CUE evaluators) at\n")
+		fmt.Fprintf(&b, "the same moments, which counts the binary's pages once per process; in brackets their `RssAnon`,\n")
+		fmt.Fprintf(&b, "the heaps and stacks they do not share. *CPU per reconcile* is the CPU of the controller's process\n")
+		fmt.Fprintf(&b, "tree (user and system time from /proc, child processes included) from minute 0 to the last,\n")
+		fmt.Fprintf(&b, "divided by the reconciles in between, with the share its child processes used and the mean\n")
+		fmt.Fprintf(&b, "render stage, as in the fleet scenario.")
+	}
+	fmt.Fprintf(&b, "\n\n")
 	b.WriteString(soakGrowthTable(res.Soak))
 	b.WriteString("\nPer minute (reconciles counted from minute 0):\n\n")
 	b.WriteString(soakMinuteTable(res.Soak))
@@ -782,26 +830,55 @@ func soakSection(res *Results, imgDir string, charts []string) string {
 	return b.String()
 }
 
+// soakMeasuredCPU reports whether any soak was recorded with CPU and
+// child processes; the tables of older ones have no columns for them.
+func soakMeasuredCPU(results []SoakResult) bool {
+	return slices.ContainsFunc(results, func(sk SoakResult) bool { return sk.Measured() })
+}
+
 func soakGrowthTable(results []SoakResult) string {
 	headers := []string{"controller", fmt.Sprintf("heap after GC, minute %d", soakFrom), "last minute", "growth", "reconciles in between", "per reconcile", "RSS, last minute"}
+	withCPU := soakMeasuredCPU(results)
+	if withCPU {
+		headers = append(headers, "children RSS, last minute", "CPU per reconcile", "in child processes", "render, mean")
+	}
 	var rows [][]string
 	for _, sk := range results {
 		from, _ := sk.From()
 		last, _ := sk.Last()
-		rows = append(rows, []string{sk.Controller, mibText(from.HeapInuse), fmt.Sprintf("%s (minute %.0f)", mibText(last.HeapInuse), last.Minute),
+		row := []string{sk.Controller, mibText(from.HeapInuse), fmt.Sprintf("%s (minute %.0f)", mibText(last.HeapInuse), last.Minute),
 			signedPct(sk.Growth()), fmt.Sprintf("%.0f", last.Reconciles-from.Reconciles),
-			bytesText(int(math.Round(sk.RetainedPerReconcile()))), mibText(last.RSS)})
+			bytesText(int(math.Round(sk.RetainedPerReconcile()))), mibText(last.RSS)}
+		if withCPU {
+			cpu := cpuCells(sk.CPUCost)
+			row = append(row, childRSSText(sk, last), cpu[2], cpu[3], cpu[5])
+		}
+		rows = append(rows, row)
 	}
 	return table(headers, rows)
 }
 
+// childRSSText is the children's RSS at p, "12.0 MiB (anon 8.0 MiB)", or
+// a dash for a soak recorded before the harness read it.
+func childRSSText(sk SoakResult, p SoakPoint) string {
+	if !sk.Measured() {
+		return "–"
+	}
+	return fmt.Sprintf("%s (anon %s)", mibText(p.ChildRSS), mibText(p.ChildRSSAnon))
+}
+
 // soakMinuteTable has a row per sample and, per controller, heap in use
-// after GC, RSS and reconciles so far.
+// after GC, RSS, its children's RSS when measured, and reconciles so far.
 func soakMinuteTable(results []SoakResult) string {
+	withCPU := soakMeasuredCPU(results)
 	headers := []string{"minute"}
 	n := 0
 	for _, sk := range results {
-		headers = append(headers, sk.Controller+" heap after GC", sk.Controller+" RSS", sk.Controller+" reconciles")
+		headers = append(headers, sk.Controller+" heap after GC", sk.Controller+" RSS")
+		if withCPU {
+			headers = append(headers, sk.Controller+" children RSS")
+		}
+		headers = append(headers, sk.Controller+" reconciles")
 		n = max(n, len(sk.Points))
 	}
 	var rows [][]string
@@ -810,11 +887,18 @@ func soakMinuteTable(results []SoakResult) string {
 		for _, sk := range results {
 			if i >= len(sk.Points) {
 				row = append(row, "–", "–", "–")
+				if withCPU {
+					row = append(row, "–")
+				}
 				continue
 			}
 			p := sk.Points[i]
 			row[0] = fmt.Sprintf("%.0f", p.Minute)
-			row = append(row, mibText(p.HeapInuse), mibText(p.RSS), fmt.Sprintf("%.0f", p.Reconciles))
+			row = append(row, mibText(p.HeapInuse), mibText(p.RSS))
+			if withCPU {
+				row = append(row, childRSSText(sk, p))
+			}
+			row = append(row, fmt.Sprintf("%.0f", p.Reconciles))
 		}
 		rows = append(rows, row)
 	}
@@ -854,6 +938,10 @@ func methodSection(res *Results) string {
   a soak of 100 apps every 10 s for 10 minutes; quick is 20 apps against 0 and 500, 20 apps
   every 10 s, 3 deletes and 3 edits, 100 apps, 100 objects, 200 to 800 managed objects, and
   30 apps for 3 minutes.
+- CPU (fleet and soak) is user plus system time from ` + "`/proc/<pid>/stat`" + ` of the controller's process
+  tree: the controller and its descendants, found by their parent pids, each with what its exited
+  children used (utime, stime, cutime and cstime). Steward evaluates CUE in child processes (its
+  evaluators, issue 27), so their CPU and memory count with the controller's.
 - The machine is shared with other work: timings (drift, fleet, big app, ready times) move with
   its load; request counts and heap after a forced collection measure the controller and do not.
 - Go micro-benchmarks of the render package are separate:

@@ -362,3 +362,76 @@ func TestFleetSection_NamesTheFleetsOwnBurst(t *testing.T) {
 		t.Fatalf("a fleet recorded without its burst takes the run's:\n%s", got)
 	}
 }
+
+// withCPU is fixtureResults with CPU measured for steward's fleet and
+// soak, as the harness records it now; steward-watch's fleet and owns's
+// soak are as recorded before it did.
+func withCPU() *Results {
+	res := fixtureResults()
+	res.Fleet[0].CPUCost = CPUCost{CPUSeconds: 24, ChildCPUSeconds: 6, Reconciles: 1200, CPUPerReconcileMs: 20, Renders: 1000, RenderMeanSeconds: 0.004}
+	sk := &res.Soak[0]
+	sk.CPUCost = CPUCost{CPUSeconds: 9, ChildCPUSeconds: 4.5, Reconciles: 1800, CPUPerReconcileMs: 5, Renders: 1800, RenderMeanSeconds: 4.6e-6}
+	for i := range sk.Points {
+		sk.Points[i].Children, sk.Points[i].ChildRSS, sk.Points[i].ChildRSSAnon = 2, 30*mib, 12*mib
+	}
+	return res
+}
+
+func TestReport_CPUPerReconcileAndChildRSS(t *testing.T) {
+	page := renderReport(withCPU(), "img", "latest.json", nil)
+	for _, want := range []string{
+		"| controller | CPU | reconciles | CPU per reconcile | in child processes | renders | render, mean |",
+		"| steward | 24.0 s | 1200 | 20.00 ms | 25% | 1000 | 4.00 ms |",
+		"| steward-watch | – | – | – | – | – | – |",
+		"| controller | heap after GC, minute 2 | last minute | growth | reconciles in between | per reconcile | RSS, last minute | children RSS, last minute | CPU per reconcile | in child processes | render, mean |",
+		"| steward | 100.0 MiB | 100.0 MiB (minute 3) | +0.0% | 600 | 0 B | 140.0 MiB | 30.0 MiB (anon 12.0 MiB) | 5.00 ms | 50% | 4.6 µs |",
+		"| owns | 100.0 MiB | 110.0 MiB (minute 3) | +10.0% | 600 | 17.1 KiB | 150.0 MiB | – | – | – | – |",
+		"| minute | steward heap after GC | steward RSS | steward children RSS | steward reconciles | owns heap after GC | owns RSS | owns children RSS | owns reconciles |",
+		"| 2 | 100.0 MiB | 140.0 MiB | 30.0 MiB (anon 12.0 MiB) | 1200 | 100.0 MiB | 140.0 MiB | – | 1200 |",
+		// The reference soak was recorded without: its tables are as before.
+		"| steward | 150.0 MiB | 1150.0 MiB (minute 3) | +666.7% | 600 | 1.67 MiB | 1190.0 MiB |\n",
+		"| minute | steward heap after GC | steward RSS | steward reconciles |\n",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+// Results recorded before the harness measured CPU (kept by --merge, or
+// soak-before.json) render as they did: no CPU table, no children columns.
+func TestReport_ResultsWithoutCPURenderAsBefore(t *testing.T) {
+	page := renderReport(fixtureResults(), "img", "latest.json", nil)
+	for _, absent := range []string{"CPU per reconcile", "children RSS", "| controller | CPU |"} {
+		if strings.Contains(page, absent) {
+			t.Errorf("report of results without CPU has %q", absent)
+		}
+	}
+	if !strings.Contains(page, "| steward | 100.0 MiB | 100.0 MiB (minute 3) | +0.0% | 600 | 0 B | 140.0 MiB |\n") {
+		t.Errorf("soak table changed for results without CPU:\n%s", soakSection(fixtureResults(), "img", nil))
+	}
+	// Old JSON has none of the fields; new JSON omits them when zero.
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := fixtureResults().WriteJSON(path); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{`"cpuSeconds"`, `"childRSSBytes"`, `"renderMeanSeconds"`} {
+		if bytes.Contains(data, []byte(field)) {
+			t.Errorf("results without CPU are written with %s", field)
+		}
+	}
+	if err := withCPU().WriteJSON(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadResults(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Fleet[0].CPUCost != withCPU().Fleet[0].CPUCost || got.Soak[0].Points[3].ChildRSSAnon != 12*mib || got.Soak[0].CPUPerReconcileMs != 5 {
+		t.Errorf("round trip lost the CPU: %+v %+v", got.Fleet[0], got.Soak[0])
+	}
+}

@@ -175,6 +175,43 @@ type SoakResult struct {
 	Interval   Duration    `json:"interval"`
 	Duration   Duration    `json:"duration"`
 	Points     []SoakPoint `json:"points"`
+	// CPUCost is from the first point to the last; zero in results
+	// recorded before the harness measured CPU.
+	CPUCost
+}
+
+// CPUCost is the CPU a controller's process tree used over a window of a
+// scenario, against the Application reconciles and renders in it: what
+// evaluating CUE in child processes costs a normal render (issue 27).
+type CPUCost struct {
+	// CPUSeconds is the user and system time of the controller and of
+	// every process it started (Steward's CUE evaluators), alive or
+	// exited; ChildCPUSeconds is the part its descendants used.
+	CPUSeconds      float64 `json:"cpuSeconds,omitempty"`
+	ChildCPUSeconds float64 `json:"childCPUSeconds,omitempty"`
+	// Reconciles is the increase of
+	// controller_runtime_reconcile_total{controller="application"}, and
+	// CPUPerReconcileMs CPUSeconds over it, in milliseconds.
+	Reconciles        float64 `json:"reconciles,omitempty"`
+	CPUPerReconcileMs float64 `json:"cpuPerReconcileMs,omitempty"`
+	// Renders and RenderMeanSeconds are the count and mean duration of the
+	// reconciles' render stage (the histogram
+	// steward_reconcile_stage_duration_seconds{stage="render"}); zero for a
+	// controller without it.
+	Renders           float64 `json:"renders,omitempty"`
+	RenderMeanSeconds float64 `json:"renderMeanSeconds,omitempty"`
+}
+
+// Measured reports whether the harness measured CPU (results recorded
+// before it did hold none).
+func (c CPUCost) Measured() bool { return c.CPUSeconds > 0 }
+
+// ChildShare is the share of the CPU the descendants used.
+func (c CPUCost) ChildShare() float64 {
+	if c.CPUSeconds == 0 {
+		return 0
+	}
+	return c.ChildCPUSeconds / c.CPUSeconds
 }
 
 // SoakPoint is a controller's memory at one moment of the soak: heap in
@@ -186,6 +223,13 @@ type SoakPoint struct {
 	HeapAlloc  float64 `json:"heapAllocBytes"`
 	RSS        float64 `json:"rssBytes"`
 	Reconciles float64 `json:"reconciles"`
+	// Children is the number of the controller's descendants (Steward's
+	// CUE evaluators), ChildRSS the sum of their VmRSS (shared pages
+	// counted in each) and ChildRSSAnon of their RssAnon. Zero in results
+	// recorded before the harness read them.
+	Children     int     `json:"childProcesses,omitempty"`
+	ChildRSS     float64 `json:"childRSSBytes,omitempty"`
+	ChildRSSAnon float64 `json:"childRSSAnonBytes,omitempty"`
 }
 
 // soakFrom is the minute growth is measured from: the first minute holds
@@ -453,6 +497,9 @@ type FleetResult struct {
 	// OneLimiterBound is Work ÷ QPS, the bound if all requests shared one
 	// token bucket.
 	OneLimiterBound Duration `json:"oneLimiterBound"`
+	// CPUCost is from the process start until the last app was ready;
+	// zero in results recorded before the harness measured CPU.
+	CPUCost
 }
 
 // Ratio is convergence time over the bound.

@@ -6,53 +6,72 @@ import (
 )
 
 // fleet creates every Application before the controller starts, then
-// times the controller from process start until the last app is ready.
+// times the controller from process start until the last app is ready,
+// with the CPU its process tree spent meanwhile.
 func (r *runner) fleet(ctx context.Context, s *session) error {
 	cfg := r.opts.Profile.Fleet
 	shape := ShapeOf(cfg.ResourcesPer)
-	converged, work, err := s.converge(ctx, cfg.Apps, shape, cfg.Timeout.D(), r.opts.QPS, r.opts.Burst)
+	c, err := s.converge(ctx, cfg.Apps, shape, cfg.Timeout.D(), r.opts.QPS, r.opts.Burst)
 	if err != nil {
 		return err
 	}
-	kind, bound := busiestKind(work, r.opts.QPS, r.opts.Burst)
+	kind, bound := busiestKind(c.work, r.opts.QPS, r.opts.Burst)
 	res := FleetResult{
 		Controller: s.controller.Name, Apps: cfg.Apps, Resources: cfg.Apps * shape.Resources(), QPS: r.opts.QPS, Burst: r.opts.Burst,
-		Converged: Duration(converged), Requests: work.List(), Work: work.Total(),
-		Bound: Duration(bound), BusiestKind: kind, OneLimiterBound: Duration(seconds(work.Total() / r.opts.QPS)),
+		Converged: Duration(c.took), Requests: c.work.List(), Work: c.work.Total(),
+		Bound: Duration(bound), BusiestKind: kind, OneLimiterBound: Duration(seconds(c.work.Total() / r.opts.QPS)),
+		CPUCost: c.cost,
 	}
 	r.res.Fleet = append(r.res.Fleet, res)
-	s.progress("%d apps ready after %s; %.0f requests, bound %s by %s (%.2f×)", cfg.Apps, converged.Round(time.Millisecond),
+	s.progress("%d apps ready after %s; %.0f requests, bound %s by %s (%.2f×)", cfg.Apps, c.took.Round(time.Millisecond),
 		res.Work, res.Bound.D().Round(time.Millisecond), kind, res.Ratio())
+	s.progress("CPU %.2f s (%.0f%% in child processes), %.0f reconciles: %.2f ms per reconcile; render mean %.2f ms over %.0f",
+		res.CPUSeconds, res.ChildShare()*100, res.Reconciles, res.CPUPerReconcileMs, res.RenderMeanSeconds*1000, res.Renders)
 	return nil
 }
 
+// convergence is what converge measured: the time from the controller's
+// start until every app was Ready, and the work requests it sent and the
+// CPU its process tree spent meanwhile.
+type convergence struct {
+	took time.Duration
+	work RequestCounts
+	cost CPUCost
+}
+
 // converge creates apps Applications before the controller starts, starts
-// it at qps and burst, and returns the time from its start until every app
-// is Ready and the work requests it sent meanwhile.
-func (s *session) converge(ctx context.Context, apps int, shape AppShape, timeout time.Duration, qps float64, burst int) (time.Duration, RequestCounts, error) {
+// it at qps and burst, and measures it until every app is Ready.
+func (s *session) converge(ctx context.Context, apps int, shape AppShape, timeout time.Duration, qps float64, burst int) (convergence, error) {
 	start := time.Now()
 	if err := CreateApplications(ctx, s.cp.Client, benchNamespace, apps, shape, nil); err != nil {
-		return 0, nil, err
+		return convergence{}, err
 	}
 	s.progress("created %d applications in %s", apps, time.Since(start).Round(time.Millisecond))
 	base, err := s.cp.Requests(ctx)
 	if err != nil {
-		return 0, nil, err
+		return convergence{}, err
 	}
 	ownBase := s.cp.Own.Snapshot()
 	start = time.Now()
 	if err := s.startWith(ctx, qps, burst); err != nil {
-		return 0, nil, err
+		return convergence{}, err
 	}
 	done, err := WaitReady(ctx, s.cp.Client, benchNamespace, apps, timeout)
 	if err != nil {
-		return 0, nil, err
+		return convergence{}, err
+	}
+	// Read first: the controller goes on reconciling (the status writes
+	// of its last passes) while the apiserver's counts are fetched.
+	used, err := s.proc.usage(ctx)
+	if err != nil {
+		return convergence{}, err
 	}
 	all, err := s.work(ctx, base, ownBase)
 	if err != nil {
-		return 0, nil, err
+		return convergence{}, err
 	}
-	return done.Sub(start), all.Filter(isWork), nil
+	// The process's counters and CPU start at zero: a zero base is its start.
+	return convergence{took: done.Sub(start), work: all.Filter(isWork), cost: used.costSince(usage{})}, nil
 }
 
 // busiestKind returns the resource with the most requests and the time its

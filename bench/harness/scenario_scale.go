@@ -17,11 +17,11 @@ func (r *runner) scale(ctx context.Context, s *session) error {
 	cfg := r.opts.Profile.Scale
 	shape := ShapeOf(cfg.ResourcesPer)
 	res := ScaleResult{Controller: s.controller.Name, Apps: cfg.Apps, Resources: cfg.Apps * shape.Resources(), QPS: cfg.QPS, Burst: cfg.Burst}
-	converged, work, err := s.converge(ctx, cfg.Apps, shape, cfg.Timeout.D(), cfg.QPS, cfg.Burst)
+	c, err := s.converge(ctx, cfg.Apps, shape, cfg.Timeout.D(), cfg.QPS, cfg.Burst)
 	if err != nil {
 		return err
 	}
-	res.Converged, res.Requests = Duration(converged), work.Total()
+	res.Converged, res.Requests = Duration(c.took), c.work.Total()
 	s.progress("%d apps ready after %s; %.0f requests (%.2f per object)", cfg.Apps, res.Converged.D().Round(time.Second),
 		res.Requests, res.Requests/float64(res.Resources))
 	if err := sleep(ctx, cfg.Settle.D()); err != nil {
@@ -73,7 +73,7 @@ func (r *runner) scale(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	work = all.Filter(isWork)
+	work := all.Filter(isWork)
 	res.PassRequests = work.Total()
 	bound := time.Duration(0)
 	res.PassBusiestKind, bound = busiestKind(work, cfg.QPS, cfg.Burst)

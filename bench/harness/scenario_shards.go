@@ -41,10 +41,11 @@ func (r *runner) shards(ctx context.Context, s *session) error {
 	cfg := r.opts.Profile.Shards
 	shape := ShapeOf(cfg.ResourcesPer)
 	res := ShardsResult{Controller: s.controller.Name, Apps: cfg.Apps, Resources: cfg.Apps * shape.Resources(), Shards: cfg.Shards}
-	converged, _, err := s.converge(ctx, cfg.Apps, shape, cfg.Timeout.D(), r.opts.QPS, r.opts.Burst)
+	c, err := s.converge(ctx, cfg.Apps, shape, cfg.Timeout.D(), r.opts.QPS, r.opts.Burst)
 	if err != nil {
 		return err
 	}
+	converged := c.took
 	res.SingleConverged = Duration(converged)
 	if err := sleep(ctx, cfg.Settle.D()); err != nil {
 		return err

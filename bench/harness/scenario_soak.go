@@ -58,6 +58,9 @@ func NewSoakApplication(namespace, name string, annotations map[string]string) (
 // soak re-syncs webservice apps for a long time and reads the heap after
 // a forced collection every SampleEvery: memory that grows with passes
 // shows as a rising line, memory bounded by what is managed as a flat one.
+// The memory of the controller's child processes (Steward's CUE
+// evaluators) is read at the same moments, and must stay flat too; the
+// CPU of the whole process tree is divided by the reconciles of the soak.
 func (r *runner) soak(ctx context.Context, s *session) error {
 	cfg := r.opts.Profile.Soak
 	if !s.controller.ServesPprof() {
@@ -88,7 +91,7 @@ func (r *runner) soak(ctx context.Context, s *session) error {
 	}
 	res := SoakResult{Controller: s.controller.Name, Apps: cfg.Apps, Interval: cfg.Interval, Duration: cfg.Duration}
 	start := time.Now()
-	base := -1.0
+	var base usage
 	for i := 0; ; i++ {
 		if err := sleep(ctx, time.Until(start.Add(time.Duration(i)*cfg.SampleEvery.D()))); err != nil {
 			return err
@@ -97,18 +100,26 @@ func (r *runner) soak(ctx context.Context, s *session) error {
 		if err != nil {
 			return err
 		}
-		ss, err := s.proc.Metrics(ctx)
+		used, err := s.proc.usage(ctx)
 		if err != nil {
 			return err
 		}
-		if base < 0 {
-			base = reconciles(ss)
+		children, err := s.proc.ChildMemory()
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			base = used
 		}
 		p := SoakPoint{Minute: time.Since(start).Minutes(), HeapInuse: h.HeapInuse, HeapAlloc: h.HeapAlloc, RSS: h.RSS,
-			Reconciles: reconciles(ss) - base}
+			Reconciles: used.reconciles - base.reconciles,
+			Children:   children.Processes, ChildRSS: children.RSS, ChildRSSAnon: children.RSSAnon}
 		res.Points = append(res.Points, p)
-		s.progress("minute %.0f: heap in use after GC %.1f MiB (live %.1f MiB), RSS %.1f MiB, %.0f reconciles",
-			p.Minute, p.HeapInuse/mib, p.HeapAlloc/mib, p.RSS/mib, p.Reconciles)
+		res.CPUCost = used.costSince(base)
+		s.progress("minute %.0f: heap in use after GC %.1f MiB (live %.1f MiB), RSS %.1f MiB, %.0f reconciles; "+
+			"%d child processes, RSS %.1f MiB (anon %.1f MiB); CPU %.2f ms per reconcile",
+			p.Minute, p.HeapInuse/mib, p.HeapAlloc/mib, p.RSS/mib, p.Reconciles, p.Children, p.ChildRSS/mib, p.ChildRSSAnon/mib,
+			res.CPUPerReconcileMs)
 		if time.Duration(i)*cfg.SampleEvery.D() >= cfg.Duration.D() {
 			break
 		}

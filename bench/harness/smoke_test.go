@@ -74,6 +74,11 @@ func TestRun_SmokeAllScenariosWithTinyCounts(t *testing.T) {
 	if len(res.Fleet) != 3 || res.Fleet[0].Work < 24 || res.Fleet[0].BusiestKind == "" {
 		t.Errorf("fleet = %+v", res.Fleet)
 	}
+	for _, f := range res.Fleet {
+		if !f.Measured() || f.Reconciles <= 0 || f.CPUPerReconcileMs <= 0 {
+			t.Errorf("fleet %s measured no CPU per reconcile: %+v", f.Controller, f.CPUCost)
+		}
+	}
 	if len(res.BigApp) != 4 || res.BigApp[0].Trackers == 0 || res.BigApp[2].Trackers != 0 || res.BigApp[3].Compression != "gzip" {
 		t.Errorf("big app = %+v", res.BigApp)
 	}
