@@ -7,13 +7,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/steward-oam/steward/internal/cli"
+	"github.com/steward-oam/steward/internal/sandbox"
 )
 
 // newDiffCommand shows what applying an Application would change, with
 // kubectl diff's exit codes.
 func newDiffCommand() *cobra.Command {
 	kube := cli.NewKube(true)
-	var opts cli.DiffOptions
+	opts := cli.DiffOptions{Budget: sandbox.DefaultBudget()}
 	cmd := &cobra.Command{
 		Use:   "diff -f APP",
 		Short: "Show what applying an Application would create, patch and delete",
@@ -38,6 +39,9 @@ Application owns).`,
 			}
 			opts.Namespace = ns
 			opts.Out = cmd.OutOrStdout()
+			if err := opts.Budget.Validate(); err != nil {
+				return exitError(2, err)
+			}
 			report, err := cli.Diff(cmd.Context(), cfg, hub, opts)
 			if err != nil {
 				return exitError(2, err)
@@ -57,6 +61,7 @@ Application owns).`,
 	f.StringVarP(&opts.AppFile, "file", "f", "", "Application manifest.")
 	f.StringVar(&opts.DefinitionNamespace, "definition-namespace", "vela-system", "The system namespace definitions are looked up in after the Application's.")
 	f.StringVar(&opts.ClusterNamespace, "cluster-namespace", "vela-system", "The namespace of the cluster Secrets.")
+	opts.Budget.BindFlags(f)
 	kube.AddFlags(f)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitError(2, err) })
 	return cmd

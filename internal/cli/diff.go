@@ -34,6 +34,9 @@ type DiffOptions struct {
 	ClusterNamespace string
 	// Out receives the unified diffs.
 	Out io.Writer
+	// Budget bounds the render, as the controller's flags of the same
+	// names do; zero is the controller's defaults.
+	Budget sandbox.Budget
 }
 
 // DiffReport is what applying the file would do, object by object.
@@ -93,7 +96,7 @@ func Diff(ctx context.Context, cfg *rest.Config, hub client.Client, o DiffOption
 	if err != nil {
 		return report, err
 	}
-	desired, fresh, err := desiredObjects(ctx, cfg, clients, live, app, st, o.DefinitionNamespace)
+	desired, fresh, err := desiredObjects(ctx, cfg, clients, live, app, st, o.DefinitionNamespace, o.Budget)
 	if err != nil {
 		return report, err
 	}
@@ -180,7 +183,7 @@ func readState(ctx context.Context, hub client.Client, live *v1beta1.Application
 // the drift mode tell them apart); a version recorded before and newer
 // ones since is a rollback, dispatched again.
 func desiredObjects(ctx context.Context, cfg *rest.Config, clients *clusterClients, live, app *v1beta1.Application,
-	st trackedState, definitionNamespace string) (objs []PlacedObject, fresh bool, err error) {
+	st trackedState, definitionNamespace string, budget sandbox.Budget) (objs []PlacedObject, fresh bool, err error) {
 	gen, err := nextGeneration(live, app)
 	if err != nil {
 		return nil, false, err
@@ -214,7 +217,7 @@ func desiredObjects(ctx context.Context, cfg *rest.Config, clients *clusterClien
 		}
 	} else {
 		fresh = true
-		objs, err = renderConnected(ctx, clients, at, appContext(at, gen, delivery.ClusterVersion(cfg)), definitionNamespace, sandbox.DefaultBudget())
+		objs, err = renderConnected(ctx, clients, at, appContext(at, gen, delivery.ClusterVersion(cfg)), definitionNamespace, budget)
 		if err != nil {
 			return nil, false, err
 		}

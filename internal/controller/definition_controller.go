@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cueeval"
 	"github.com/steward-oam/steward/internal/render"
 )
 
@@ -51,7 +53,11 @@ func (r *DefinitionReconciler[T]) Reconcile(ctx context.Context, req ctrl.Reques
 		Message: "template compiles", ObservedGeneration: def.GetGeneration(), LastTransitionTime: metav1.NewTime(time.Now())}
 	if template == "" {
 		cond.Message = "no CUE template"
-	} else if err := r.Renderer.CheckTemplate(r.Kind, def.GetName(), template); err != nil {
+	} else if err := r.Renderer.CheckTemplate(r.Kind, def.GetNamespace(), def.GetName(), template); err != nil {
+		if errors.Is(err, cueeval.ErrUnavailable) {
+			// Stopping, or no evaluator could start: nothing is known.
+			return ctrl.Result{}, err
+		}
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1beta1.ReasonTemplateCompileFailed, err.Error()
 		if reasonOf(err, "") == v1beta1.ReasonEvaluationBudgetExceeded {
 			// Compiling it alone costs more than an evaluation may.

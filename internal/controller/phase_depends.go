@@ -75,7 +75,11 @@ func (r *ApplicationReconciler) dependencyHealth(ctx context.Context, s *scope, 
 	if err != nil {
 		return &componentHealth{Health: render.Health{Message: err.Error()}}
 	}
-	h := r.healthOf(s, defs, s.app.Spec.Components[i], r.healthContext(s), manifests, live)
+	h, err := r.healthOf(s, defs, s.app.Spec.Components[i], r.healthContext(s), manifests, live)
+	if err != nil {
+		// No evaluator: the dependency is not known healthy; it waits.
+		return &componentHealth{Health: render.Health{Message: err.Error()}}
+	}
 	return &h
 }
 

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cueeval"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
 )
@@ -71,7 +73,13 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 					live = append(live, r.liveOrNil(s, e))
 				}
 			}
-			s.health[k] = r.healthOf(s, defs, comp, actx, manifests, live)
+			h, err := r.healthOf(s, defs, comp, actx, manifests, live)
+			if err != nil {
+				// No evaluator (the controller is stopping): nothing is
+				// known of health; the pass stops and is retried.
+				return err
+			}
+			s.health[k] = h
 			if read > 0 {
 				// Objects read just now carry their own resourceVersions.
 				fp = healthFingerprint(s, defs, comp, g.entries, unread)
@@ -143,7 +151,7 @@ func (s *scope) byClusterAndStep(entries []v1beta1.ManagedResource) []stepGroup 
 
 // healthOf evaluates one component: its own policy, then each trait's.
 func (r *ApplicationReconciler) healthOf(s *scope, defs render.Definitions, comp v1beta1.ApplicationComponent, actx render.AppContext,
-	manifests, live []*unstructured.Unstructured) componentHealth {
+	manifests, live []*unstructured.Unstructured) (componentHealth, error) {
 	var workload *unstructured.Unstructured
 	hasWorkload := false
 	outputs := map[string]*unstructured.Unstructured{}
@@ -171,7 +179,10 @@ func (r *ApplicationReconciler) healthOf(s *scope, defs render.Definitions, comp
 		}
 		h.Health = kstatusAll(append(objs, values(outputs)...))
 	} else {
-		h.Health, _ = r.Renderer.ComponentHealth(def, comp, actx, s.app, workload, outputs)
+		var err error
+		if h.Health, err = r.Renderer.ComponentHealth(def, comp, actx, s.app, workload, outputs); errors.Is(err, cueeval.ErrUnavailable) {
+			return h, err
+		}
 	}
 	for _, t := range comp.Traits {
 		tdef := defs.Traits[t.Type]
@@ -179,7 +190,10 @@ func (r *ApplicationReconciler) healthOf(s *scope, defs render.Definitions, comp
 		if r.Options.KstatusHealth && (tdef == nil || tdef.Spec.Status == nil || tdef.Spec.Status.HealthPolicy == "") {
 			th = kstatusAll(values(traitOutputs[t.Type]))
 		} else {
-			th, _ = r.Renderer.TraitHealth(tdef, t, comp, actx, s.app, workload, traitOutputs[t.Type])
+			var err error
+			if th, err = r.Renderer.TraitHealth(tdef, t, comp, actx, s.app, workload, traitOutputs[t.Type]); errors.Is(err, cueeval.ErrUnavailable) {
+				return h, err
+			}
 		}
 		h.traits = append(h.traits, v1beta1.ApplicationTraitStatus{Type: t.Type, Healthy: th.Healthy, Message: th.Message, Details: th.Details})
 		if !th.Healthy {
@@ -192,7 +206,7 @@ func (r *ApplicationReconciler) healthOf(s *scope, defs render.Definitions, comp
 			}
 		}
 	}
-	return h
+	return h, nil
 }
 
 // liveOrNil returns the live object StateKeep read for an entry.

@@ -134,6 +134,10 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 			steps.Use(r.Renderer.Evaluator())
 			err = steps.CheckConditions()
 		}
+		if errors.Is(err, cueeval.ErrUnavailable) {
+			s.setRetry(err)
+			return err
+		}
 		if err != nil {
 			reason := v1beta1.ReasonUnsupportedWorkflow
 			if errors.As(err, new(*cueeval.BudgetError)) {
@@ -303,7 +307,8 @@ func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, 
 	})
 	var policyErr *delivery.PolicyError
 	switch {
-	case errors.As(err, new(*delivery.DefinitionsError)):
+	case errors.As(err, new(*delivery.DefinitionsError)), errors.Is(err, cueeval.ErrUnavailable):
+		// Nothing is known of the version: the pass stops and is retried.
 		return nil, nil, "", err
 	case errors.As(err, &policyErr):
 		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: policyErr.Err}

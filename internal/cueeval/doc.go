@@ -1,13 +1,14 @@
 // Package cueeval evaluates the CUE of definitions and workflows and
 // returns plain data: JSON bytes, strings and booleans, never a CUE value.
-// Everything CUE does in Steward happens here, behind one interface, so
+// Every CUE evaluation in Steward happens here, behind one interface, so
 // that it can run in a bounded child process (internal/sandbox) and a
 // definition written by a tenant cannot take the controller's memory or
-// time.
+// time. (Only parsing a workflow output's valueFrom, at most 4096 bytes,
+// happens elsewhere.)
 //
 // Usage:
 //
-//	var ev cueeval.Evaluator = cueeval.NewLocal() // in-process, unbounded
+//	var ev cueeval.Evaluator = cueeval.NewLocal(0) // in-process, unbounded
 //	res, err := ev.Evaluate(&cueeval.Request{Render: &cueeval.TemplateInput{
 //		Source: cueeval.Source{Kind: cueeval.KindComponent, Name: "webservice", Text: tmpl},
 //		Context: ctxJSON, Params: paramsJSON,

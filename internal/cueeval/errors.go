@@ -1,6 +1,7 @@
 package cueeval
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -34,6 +35,11 @@ func renderErr(path string, err error) *Error {
 func propsErr(ce *cueError) *Error {
 	return &Error{Reason: v1beta1.ReasonInvalidProperties, Path: ce.path, Message: ce.Error()}
 }
+
+// ErrUnavailable is wrapped by the errors of an evaluator that could not
+// evaluate at all (it is shutting down, or could not be started): nothing
+// is known of the source, and nothing about it should be reported.
+var ErrUnavailable = errors.New("the CUE evaluator is not available")
 
 // Limit names one bound of an evaluation.
 type Limit string
@@ -233,8 +239,14 @@ func isIndex(s string) bool {
 	return true
 }
 
-// FormatBytes prints a size as Kubernetes quantities read: 512Mi, 1536Ki,
-// 1000.
+// FormatBytes prints a size as Kubernetes quantities read when it is a
+// whole number of KiB or MiB (512Mi, 1536Ki), else in MiB or bytes.
 func FormatBytes(n int64) string {
-	return resource.NewQuantity(n, resource.BinarySI).String()
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0, n >= 1<<10 && n%(1<<10) == 0:
+		return resource.NewQuantity(n, resource.BinarySI).String()
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -49,6 +49,9 @@ type Source struct {
 	// Empty compiles Text on every use.
 	Version string `json:"version,omitempty"`
 	Text    string `json:"text"`
+	// Omitted says Text was left out: the evaluator compiled this version
+	// before (a template may well be empty).
+	Omitted bool `json:"omitted,omitempty"`
 }
 
 // key is the cache slot of a source.
@@ -69,8 +72,13 @@ func (s Source) Describe() string {
 	return d
 }
 
-// Request is one operation; exactly one field is set.
+// Request is one operation; exactly one of its operation fields is set.
 type Request struct {
+	// Tenant is the namespace of the Application the evaluation is for,
+	// when there is one: a definition that busts the budget there is not
+	// evaluated there again for a while, whatever the input. It is not
+	// sent to the evaluator.
+	Tenant string `json:"-"`
 	// Render evaluates a template with its parameter and context.
 	Render *TemplateInput `json:"render,omitempty"`
 	// Inspect reads a template's parameter with defaults and the workload
@@ -203,11 +211,16 @@ type Rendered struct {
 	PatchOutputs []NamedPatch    `json:"patchOutputs,omitempty"`
 }
 
-// Bytes is the size of the objects rendered, for the output limits.
+// Bytes is the size of what a template rendered, as JSON: its objects
+// and its patches (which can make objects larger), for the render limits.
 func (r *Rendered) Bytes() int {
 	n := len(r.Output)
 	for _, o := range r.Outputs {
 		n += len(o.Object)
+	}
+	n += r.Patch.bytes()
+	for _, p := range r.PatchOutputs {
+		n += p.Patch.bytes()
 	}
 	return n
 }

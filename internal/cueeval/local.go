@@ -18,7 +18,7 @@ func (l *Local) Evaluate(req *Request) (res *Response, err error) {
 	}()
 	res = &Response{}
 	for _, src := range req.Sources() {
-		if src.Text == "" && !l.has(*src) {
+		if src.Omitted && !l.has(*src) {
 			return &Response{NeedSource: true}, nil
 		}
 	}

@@ -21,19 +21,24 @@ func renderReq(text string) *Request {
 // has not compiled is asked for, never evaluated as empty.
 func TestLocal_AsksForATextItHasNotCompiled(t *testing.T) {
 	l := NewLocal(0)
-	res, err := l.Evaluate(renderReq(""))
+	omitted := func() *Request {
+		r := renderReq("")
+		r.Render.Source.Omitted = true
+		return r
+	}
+	res, err := l.Evaluate(omitted())
 	if err != nil || !res.NeedSource {
 		t.Fatalf("got %+v, %v: want the text asked for", res, err)
 	}
 	if res, err = l.Evaluate(renderReq(tmpl)); err != nil || res.Render.Output == nil || res.Cache[0].Hit {
 		t.Fatalf("with the text: %+v, %v", res, err)
 	}
-	res, err = l.Evaluate(renderReq(""))
+	res, err = l.Evaluate(omitted())
 	if err != nil || res.NeedSource || !strings.Contains(string(res.Render.Output), `"app":"web"`) || !res.Cache[0].Hit {
 		t.Fatalf("without the text, once compiled: %+v, %v", res, err)
 	}
 	// Another version of it is another source.
-	other := renderReq("")
+	other := omitted()
 	other.Render.Source.Version = "uid/2/def"
 	if res, _ := l.Evaluate(other); !res.NeedSource {
 		t.Fatal("a new version was evaluated from the old one's compilation")
@@ -74,5 +79,14 @@ output: {apiVersion: "v1", kind: "ConfigMap"}`))
 	_, err = NewLocal(0).Evaluate(renderReq(`output: {`))
 	if !errors.As(err, &ee) || ee.Reason != "RenderFailed" || !strings.Contains(ee.Message, "does not compile") {
 		t.Fatalf("got %#v", err)
+	}
+}
+
+// TestLocal_AnEmptyTemplateRendersNothing: a definition may have an empty
+// template (KubeVela renders nothing for it); it is not a text left out.
+func TestLocal_AnEmptyTemplateRendersNothing(t *testing.T) {
+	res, err := NewLocal(0).Evaluate(renderReq(""))
+	if err != nil || res.NeedSource || res.Render == nil || res.Render.Output != nil {
+		t.Fatalf("got %+v, %v", res, err)
 	}
 }

@@ -138,3 +138,25 @@ func buildPatchNode(v cue.Value) (*PatchNode, error) {
 	}
 	return &PatchNode{Kind: NodeScalar, Scalar: b}, nil
 }
+
+// bytes is about the size of the patch's data: its scalars and names.
+func (p *Patch) bytes() int {
+	if p == nil {
+		return 0
+	}
+	return p.Node.bytes()
+}
+
+func (n *PatchNode) bytes() int {
+	if n == nil {
+		return 0
+	}
+	size := len(n.Scalar) + n.Pattern.bytes()
+	for _, f := range n.Fields {
+		size += len(f.Name) + f.Node.bytes()
+	}
+	for _, e := range n.Elems {
+		size += e.bytes()
+	}
+	return size
+}

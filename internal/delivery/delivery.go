@@ -13,7 +13,6 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
-	"github.com/steward-oam/steward/internal/cueeval"
 	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -103,8 +102,8 @@ func Objects(app *v1beta1.Application, steps []placement.Step, in Input) ([]Obje
 	}
 	var out []Object
 	seen := map[tracker.Key]string{}
-	var size versionSize
-	limits := renderer.Limits()
+	// Every placement's render counts toward the version's limits.
+	var usage render.Usage
 	for _, step := range steps {
 		if step.Object != nil {
 			// An apply-object step: its object, no component.
@@ -137,12 +136,7 @@ func Objects(app *v1beta1.Application, steps []placement.Step, in Input) ([]Obje
 			if p.Namespace != "" {
 				shaped.Namespace = p.Namespace
 			}
-			res, err := renderer.Render(shaped, defs, in.Context)
-			if err == nil {
-				// Each render is held to the limits; the version, every
-				// placement together, is too.
-				err = size.add(res, limits)
-			}
+			res, err := renderer.RenderCounted(shaped, defs, in.Context, &usage)
 			if err != nil {
 				if p.Cluster != "" {
 					err = fmt.Errorf("cluster %q: %w", p.Cluster, err)
@@ -358,24 +352,4 @@ func ClusterVersion(cfg *rest.Config) render.ClusterVersion {
 		return render.ClusterVersion{}
 	}
 	return render.ClusterVersion{Major: v.Major, Minor: v.Minor, GitVersion: v.GitVersion}
-}
-
-// versionSize adds up what the renders of one version produced.
-type versionSize struct{ objects, bytes int }
-
-// add counts one render and holds the sum to the limits: what one
-// version records must fit them, whatever the number of clusters.
-func (v *versionSize) add(res *render.Result, l render.Limits) error {
-	v.objects += res.Objects
-	v.bytes += res.Bytes
-	fail := func(le *render.LimitError) error {
-		return &render.Error{Reason: v1beta1.ReasonEvaluationBudgetExceeded, Err: fmt.Errorf("the version, all clusters together, %w", le)}
-	}
-	if l.Objects > 0 && v.objects > l.Objects {
-		return fail(&render.LimitError{Limit: cueeval.LimitObjects, Max: l.Objects, Flag: l.ObjectsFlag})
-	}
-	if l.TotalBytes > 0 && v.bytes > l.TotalBytes {
-		return fail(&render.LimitError{Limit: cueeval.LimitRenderBytes, Max: l.TotalBytes, Flag: l.TotalBytesFlag})
-	}
-	return nil
 }

@@ -1,6 +1,8 @@
 package delivery
 
 import (
+	"fmt"
+
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/sandbox"
 )
@@ -18,8 +20,16 @@ func NewRenderer(b sandbox.Budget, observer sandbox.Observer, opts ...render.Opt
 	}
 	limits := render.Limits{
 		Objects: b.Objects, ObjectBytes: int(b.ObjectSize.Value()), TotalBytes: int(b.RenderSize.Value()),
+		// Many evaluations, each under the timeout, hold a reconcile for
+		// their sum: one version's renders together get three timeouts.
+		Time:        renderTimeouts * b.Timeout,
 		ObjectsFlag: "--" + sandbox.FlagObjects, ObjectBytesFlag: "--" + sandbox.FlagObjectSize, TotalBytesFlag: "--" + sandbox.FlagRenderSize,
+		TimeFlag: fmt.Sprintf("%d × --%s", renderTimeouts, sandbox.FlagTimeout),
 	}
 	opts = append([]render.Option{render.WithEvaluator(pool), render.WithLimits(limits)}, opts...)
 	return render.NewRenderer(opts...), pool, nil
 }
+
+// renderTimeouts is how many evaluation timeouts one version's renders
+// may take together.
+const renderTimeouts = 3

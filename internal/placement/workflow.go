@@ -33,7 +33,9 @@ func (e *UnsupportedError) Error() string {
 // CheckWorkflow refuses a workflow with an instruction Steward would not
 // carry out; see UnsupportedError. A workflow it runs step by step
 // (workflow.Gated) is also checked whole: names used once, dependsOn
-// without a cycle, timeouts that parse and conditions that evaluate.
+// without a cycle and timeouts that parse. Its conditions are CUE: the
+// controller evaluates them, within the evaluation budget, before it
+// records a version (workflow.Flow.CheckConditions).
 func CheckWorkflow(wf *v1beta1.Workflow) error {
 	if wf == nil {
 		return nil

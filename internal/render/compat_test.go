@@ -111,7 +111,7 @@ func TestCompat_DefinitionsCompile(t *testing.T) {
 	r := budgetedRenderer(t)
 	check := func(kind, name, tmpl string) {
 		t.Run(name, func(t *testing.T) {
-			err := r.CheckTemplate(kind, name, tmpl)
+			err := r.CheckTemplate(kind, "vela-system", name, tmpl)
 			if reason, ok := unsupportedDefinitions[name]; ok {
 				if err == nil {
 					t.Fatalf("listed unsupported (%s) but compiles: update the list and docs/compatibility.md", reason)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -48,8 +49,12 @@ type Limits struct {
 	ObjectBytes int
 	// TotalBytes is the most all objects of one render may add up to.
 	TotalBytes int
+	// Time bounds all evaluations of one version together: many
+	// evaluations each under the evaluator's timeout must not hold a
+	// reconcile for their sum.
+	Time time.Duration
 	// Flags name the flags that set each limit, for messages.
-	ObjectsFlag, ObjectBytesFlag, TotalBytesFlag string
+	ObjectsFlag, ObjectBytesFlag, TotalBytesFlag, TimeFlag string
 }
 
 // CacheObserver is told whether each lookup of a compiled template hit the
@@ -65,12 +70,6 @@ type Option func(*Renderer)
 // and the CLI) instead of in this process.
 func WithEvaluator(ev cueeval.Evaluator) Option {
 	return func(r *Renderer) { r.ev = ev }
-}
-
-// WithCacheSize bounds the compiled definition parts an in-process
-// evaluator keeps (default cueeval.DefaultCacheSize).
-func WithCacheSize(n int) Option {
-	return func(r *Renderer) { r.ev = cueeval.NewLocal(max(n, 1)) }
 }
 
 // WithCacheObserver reports every compile-cache lookup to fn, so that the
@@ -133,6 +132,8 @@ func evaluationError(err error, src cueeval.Source) *Error {
 		return &Error{Reason: v1beta1.ReasonEvaluationBudgetExceeded, Definition: src.Name,
 			Err: fmt.Errorf("evaluating %s: %w", src.Describe(), be)}
 	}
+	// An evaluator that is not available (errors.Is cueeval.ErrUnavailable)
+	// says nothing of the definition; the caller tries again.
 	return &Error{Reason: v1beta1.ReasonRenderFailed, Definition: src.Name,
 		Err: fmt.Errorf("evaluating %s: %w", src.Describe(), err)}
 }
@@ -152,8 +153,8 @@ func (r *Renderer) source(kind, part string, meta *metav1.ObjectMeta, text strin
 // will never render. kind is KindComponent, KindTrait or KindPolicy. The
 // error is an *Error, whose Reason is EvaluationBudgetExceeded when the
 // template cannot even be compiled within the budget.
-func (r *Renderer) CheckTemplate(kind, name, template string) error {
-	src := cueeval.Source{Kind: kind, Name: name, Text: template}
+func (r *Renderer) CheckTemplate(kind, namespace, name, template string) error {
+	src := cueeval.Source{Kind: kind, Namespace: namespace, Name: name, Text: template}
 	if _, err := r.evaluate(&cueeval.Request{Check: &src}, src); err != nil {
 		if err.Reason == v1beta1.ReasonEvaluationBudgetExceeded {
 			return err

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cueeval"
@@ -60,7 +61,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // Renderer's Limits allow.
 type LimitError struct {
 	Limit cueeval.Limit
-	// Max is the limit's value: objects, or bytes.
+	// Max is the limit's value: objects, bytes, or a time.Duration.
 	Max  int
 	Flag string
 	// Object names the object too large, and Size its size, for
@@ -72,6 +73,8 @@ type LimitError struct {
 func (e *LimitError) Error() string {
 	var s string
 	switch e.Limit {
+	case cueeval.LimitTime:
+		s = fmt.Sprintf("takes more than %s to render", time.Duration(e.Max))
 	case cueeval.LimitObjects:
 		s = fmt.Sprintf("renders more than %d objects", e.Max)
 	case cueeval.LimitObjectBytes:

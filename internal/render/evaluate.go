@@ -29,7 +29,7 @@ type evaluation struct {
 // evaluateDefinition decodes properties and evaluates a definition's CUE
 // template with them and the context.
 func (r *Renderer) evaluateDefinition(kind string, meta *metav1.ObjectMeta, schematic *v1beta1.Schematic,
-	props *runtime.RawExtension, ctx map[string]any) (*evaluation, *Error) {
+	props *runtime.RawExtension, ctx map[string]any, u *Usage) (*evaluation, *Error) {
 	if schematic == nil || schematic.CUE == nil {
 		return nil, renderErr("", fmt.Errorf("%s %q has no CUE template; only CUE schematics are supported", kind, meta.Name))
 	}
@@ -41,9 +41,18 @@ func (r *Renderer) evaluateDefinition(kind string, meta *metav1.ObjectMeta, sche
 	if err != nil {
 		return nil, renderErr("context", err)
 	}
-	res, rerr := r.evaluate(&cueeval.Request{Render: in}, in.Source)
+	if err := u.due(r.limits); err != nil {
+		return nil, err
+	}
+	res, rerr := r.evaluate(&cueeval.Request{Render: in, Tenant: tenantOf(ctx)}, in.Source)
 	if rerr != nil {
 		return nil, rerr
+	}
+	if res.Render == nil {
+		return nil, renderErr("", fmt.Errorf("evaluating %s: the evaluator answered without a result", in.Source.Describe()))
+	}
+	if err := u.add(res.Render, r.limits); err != nil {
+		return nil, err
 	}
 	return decodeEvaluation(res.Render)
 }
@@ -96,6 +105,12 @@ func decodeObject(b []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("want an object, got %s", jsonType(v))
 	}
 	return obj, nil
+}
+
+// tenantOf is the namespace of the Application a context is for.
+func tenantOf(ctx map[string]any) string {
+	ns, _ := ctx["namespace"].(string)
+	return ns
 }
 
 func renderErr(path string, err error) *Error {

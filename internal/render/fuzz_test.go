@@ -102,7 +102,7 @@ func FuzzRender_Template(f *testing.F) {
 			kind = render.KindTrait
 		}
 		checkErr := make(chan error, 1)
-		go func() { checkErr <- r.CheckTemplate(kind, "fuzzed", template) }()
+		go func() { checkErr <- r.CheckTemplate(kind, "prod", "fuzzed", template) }()
 		var refused error
 		select {
 		case refused = <-checkErr:

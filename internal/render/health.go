@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -68,7 +69,7 @@ func (r *Renderer) ComponentHealth(def *v1beta1.ComponentDefinition, comp v1beta
 	if tmpl := templateOf(def.Spec.Schematic); tmpl != "" && (output == nil || readsParameter(def.Spec.Status)) {
 		var rerr *Error
 		if ins, rerr = r.inspect(KindComponent, &def.ObjectMeta, tmpl, params, ctx); rerr != nil {
-			return Health{Message: rerr.Error(), Reason: rerr.Reason}, fmt.Errorf("component %q: %w", comp.Name, rerr)
+			return Health{Message: rerr.Error(), Reason: budgetReason(rerr)}, fmt.Errorf("component %q: %w", comp.Name, rerr)
 		}
 	}
 	if output == nil && ins.workload != "" {
@@ -84,7 +85,7 @@ func (r *Renderer) ComponentHealth(def *v1beta1.ComponentDefinition, comp v1beta
 	if err != nil {
 		return Health{Message: err.Error()}, fmt.Errorf("component %q: %w", comp.Name, err)
 	}
-	return r.evalStatus(KindComponent, &def.ObjectMeta, def.Spec.Status, in)
+	return r.evalStatus(KindComponent, &def.ObjectMeta, def.Spec.Status, in, tenantOf(ctx))
 }
 
 // TraitHealth evaluates a trait definition's spec.status like
@@ -116,7 +117,7 @@ func (r *Renderer) TraitHealth(def *v1beta1.TraitDefinition, trait v1beta1.Appli
 	if tmpl := templateOf(def.Spec.Schematic); tmpl != "" && readsParameter(def.Spec.Status) {
 		ins, rerr := r.inspect(KindTrait, &def.ObjectMeta, tmpl, props, ctx)
 		if rerr != nil {
-			return Health{Message: rerr.Error(), Reason: rerr.Reason}, fmt.Errorf("component %q trait %q: %w", comp.Name, trait.Type, rerr)
+			return Health{Message: rerr.Error(), Reason: budgetReason(rerr)}, fmt.Errorf("component %q trait %q: %w", comp.Name, trait.Type, rerr)
 		}
 		params = ins.params
 	}
@@ -124,7 +125,7 @@ func (r *Renderer) TraitHealth(def *v1beta1.TraitDefinition, trait v1beta1.Appli
 	if err != nil {
 		return Health{Message: err.Error()}, fmt.Errorf("component %q trait %q: %w", comp.Name, trait.Type, err)
 	}
-	return r.evalStatus(KindTrait, &def.ObjectMeta, def.Spec.Status, in)
+	return r.evalStatus(KindTrait, &def.ObjectMeta, def.Spec.Status, in, tenantOf(ctx))
 }
 
 // readsParameter reports whether any status template mentions parameter,
@@ -241,11 +242,14 @@ func (r *Renderer) inspect(kind string, meta *metav1.ObjectMeta, tmpl string, pa
 	if err != nil {
 		return out, nil
 	}
-	res, rerr := r.evaluate(&cueeval.Request{Inspect: in}, in.Source)
+	res, rerr := r.evaluate(&cueeval.Request{Inspect: in, Tenant: tenantOf(ctx)}, in.Source)
 	if rerr != nil {
-		if rerr.Reason == v1beta1.ReasonEvaluationBudgetExceeded {
+		if rerr.Reason == v1beta1.ReasonEvaluationBudgetExceeded || errors.Is(rerr, cueeval.ErrUnavailable) {
 			return out, rerr
 		}
+		return out, nil
+	}
+	if res.Inspection == nil {
 		return out, nil
 	}
 	if p := res.Inspection.Params; p != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -19,64 +20,105 @@ const auxiliaryWorkload = "AuxiliaryWorkload"
 // first component or trait that does not render, with an *Error naming it;
 // a failed render returns no partial result, so nothing is applied from it.
 func (r *Renderer) Render(app *v1beta1.Application, defs Definitions, actx AppContext) (*Result, error) {
+	return r.RenderCounted(app, defs, actx, &Usage{})
+}
+
+// RenderCounted is Render counting what it produces in u, which several
+// renders of one version (one per cluster) share: the version as a whole
+// is held to the Renderer's Limits, and stops at the first evaluation
+// that takes it past them.
+func (r *Renderer) RenderCounted(app *v1beta1.Application, defs Definitions, actx AppContext, u *Usage) (*Result, error) {
+	u.start(r.limits)
 	base := appContext(app, actx)
 	res := &Result{Components: make([]Component, 0, len(app.Spec.Components))}
 	for i := range app.Spec.Components {
-		comp, err := r.renderComponent(app, &app.Spec.Components[i], defs, base, actx)
+		comp, err := r.renderComponent(app, &app.Spec.Components[i], defs, base, actx, u)
 		if err != nil {
 			return nil, err
 		}
 		res.Components = append(res.Components, *comp)
 	}
-	if err := r.measure(res); err != nil {
+	if err := r.checkObjectSizes(res); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
-// measure sizes what a render produced (Result.Objects and Bytes) and
-// holds it to the render limits: an Application rendering more objects,
-// or larger ones, than a tracker and the API server can take fails with
-// reason EvaluationBudgetExceeded, naming the component and trait, before
-// anything of it is recorded.
-func (r *Renderer) measure(res *Result) *Error {
-	l := r.limits
-	for _, c := range res.Components {
-		objs := make([]*unstructured.Unstructured, 0, 1+len(c.Auxiliaries))
-		traits := make([]string, 0, cap(objs))
-		if c.Workload != nil {
-			objs, traits = append(objs, c.Workload), append(traits, "")
-		}
-		for _, a := range c.Auxiliaries {
-			objs, traits = append(objs, a.Object), append(traits, a.Trait)
-		}
-		for i, o := range objs {
-			res.Objects++
-			if l.Objects > 0 && res.Objects > l.Objects {
-				return budgetErr(c.Name, traits[i], &LimitError{Limit: cueeval.LimitObjects, Max: l.Objects, Flag: l.ObjectsFlag})
-			}
-			if l.ObjectBytes <= 0 && l.TotalBytes <= 0 {
-				continue
-			}
-			b, err := json.Marshal(o.Object)
-			if err != nil {
-				return &Error{Component: c.Name, Trait: traits[i], Reason: v1beta1.ReasonRenderFailed, Err: err}
-			}
-			res.Bytes += len(b)
-			if l.ObjectBytes > 0 && len(b) > l.ObjectBytes {
-				return budgetErr(c.Name, traits[i], &LimitError{Limit: cueeval.LimitObjectBytes, Max: l.ObjectBytes, Flag: l.ObjectBytesFlag,
-					Object: fmt.Sprintf("%s %q", o.GetKind(), o.GetName()), Size: len(b)})
-			}
-			if l.TotalBytes > 0 && res.Bytes > l.TotalBytes {
-				return budgetErr(c.Name, traits[i], &LimitError{Limit: cueeval.LimitRenderBytes, Max: l.TotalBytes, Flag: l.TotalBytesFlag})
-			}
-		}
+// Usage is what the renders of one version have produced so far. Every
+// evaluation's objects count as they come back, so that a version that
+// will not fit the limits stops at once, having held no more than the
+// limits in memory; and the renders together must end within
+// Limits.Time.
+type Usage struct {
+	// Objects and Bytes count the objects the evaluations returned and
+	// their size as JSON (patches included).
+	Objects, Bytes int
+	deadline       time.Time
+}
+
+func (u *Usage) start(l Limits) {
+	if u.deadline.IsZero() && l.Time > 0 {
+		u.deadline = time.Now().Add(l.Time)
+	}
+}
+
+// due fails an evaluation about to start past the render's deadline.
+func (u *Usage) due(l Limits) *Error {
+	if u.deadline.IsZero() || time.Now().Before(u.deadline) {
+		return nil
+	}
+	return &Error{Reason: v1beta1.ReasonEvaluationBudgetExceeded, Err: &LimitError{Limit: cueeval.LimitTime, Max: int(l.Time), Flag: l.TimeFlag}}
+}
+
+// add counts what one evaluation returned.
+func (u *Usage) add(r *cueeval.Rendered, l Limits) *Error {
+	if r.Output != nil {
+		u.Objects++
+	}
+	u.Objects += len(r.Outputs)
+	u.Bytes += r.Bytes()
+	switch {
+	case l.Objects > 0 && u.Objects > l.Objects:
+		return &Error{Reason: v1beta1.ReasonEvaluationBudgetExceeded, Err: &LimitError{Limit: cueeval.LimitObjects, Max: l.Objects, Flag: l.ObjectsFlag}}
+	case l.TotalBytes > 0 && u.Bytes > l.TotalBytes:
+		return &Error{Reason: v1beta1.ReasonEvaluationBudgetExceeded, Err: &LimitError{Limit: cueeval.LimitRenderBytes, Max: l.TotalBytes, Flag: l.TotalBytesFlag}}
 	}
 	return nil
 }
 
-func budgetErr(component, trait string, err *LimitError) *Error {
-	return &Error{Component: component, Trait: trait, Reason: v1beta1.ReasonEvaluationBudgetExceeded, Err: err}
+// checkObjectSizes holds each rendered object, traits' patches applied, to
+// the object size limit: a tracker records it whole, and the API server
+// stores nothing larger.
+func (r *Renderer) checkObjectSizes(res *Result) *Error {
+	l := r.limits
+	if l.ObjectBytes <= 0 {
+		return nil
+	}
+	for _, c := range res.Components {
+		check := func(o *unstructured.Unstructured, trait string) *Error {
+			b, err := json.Marshal(o.Object)
+			if err != nil {
+				return &Error{Component: c.Name, Trait: trait, Reason: v1beta1.ReasonRenderFailed, Err: err}
+			}
+			if len(b) > l.ObjectBytes {
+				return &Error{Component: c.Name, Trait: trait, Reason: v1beta1.ReasonEvaluationBudgetExceeded,
+					Err: &LimitError{Limit: cueeval.LimitObjectBytes, Max: l.ObjectBytes, Flag: l.ObjectBytesFlag,
+						Object: fmt.Sprintf("%s %q", o.GetKind(), o.GetName()), Size: len(b)}}
+			}
+			return nil
+		}
+		if c.Workload != nil {
+			if err := check(c.Workload, ""); err != nil {
+				return err
+			}
+		}
+		for _, a := range c.Auxiliaries {
+			if err := check(a.Object, a.Trait); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // componentState is a component while its traits apply: the workload and
@@ -88,7 +130,7 @@ type componentState struct {
 }
 
 func (r *Renderer) renderComponent(app *v1beta1.Application, ac *v1beta1.ApplicationComponent,
-	defs Definitions, base map[string]any, actx AppContext) (*Component, error) {
+	defs Definitions, base map[string]any, actx AppContext, u *Usage) (*Component, error) {
 	named := func(e *Error, trait string) *Error {
 		e.Component, e.Trait = ac.Name, trait
 		if e.Definition == "" {
@@ -105,7 +147,7 @@ func (r *Renderer) renderComponent(app *v1beta1.Application, ac *v1beta1.Applica
 			Err: fmt.Errorf("component type %q has no ComponentDefinition", ac.Type)}, "")
 	}
 	ctx := componentContext(base, ac.Name, actx.AppRevisionNum)
-	ev, rerr := r.evaluateDefinition(KindComponent, &def.ObjectMeta, def.Spec.Schematic, ac.Properties, ctx)
+	ev, rerr := r.evaluateDefinition(KindComponent, &def.ObjectMeta, def.Spec.Schematic, ac.Properties, ctx, u)
 	if rerr != nil {
 		return nil, named(rerr, "")
 	}
@@ -120,7 +162,7 @@ func (r *Renderer) renderComponent(app *v1beta1.Application, ac *v1beta1.Applica
 			return nil, named(&Error{Reason: v1beta1.ReasonDefinitionNotFound,
 				Err: fmt.Errorf("trait type %q has no TraitDefinition", t.Type)}, t.Type)
 		}
-		if err := r.applyTrait(st, tdef, t, ctx); err != nil {
+		if err := r.applyTrait(st, tdef, t, ctx, u); err != nil {
 			return nil, named(err, t.Type)
 		}
 	}
@@ -148,9 +190,9 @@ func (r *Renderer) renderComponent(app *v1beta1.Application, ac *v1beta1.Applica
 // applyTrait evaluates one trait against the component state: its outputs
 // become auxiliaries, its patch changes the workload and its patchOutputs
 // change auxiliaries by name.
-func (r *Renderer) applyTrait(st *componentState, def *v1beta1.TraitDefinition, t v1beta1.ApplicationTrait, compCtx map[string]any) *Error {
+func (r *Renderer) applyTrait(st *componentState, def *v1beta1.TraitDefinition, t v1beta1.ApplicationTrait, compCtx map[string]any, u *Usage) *Error {
 	ctx := st.context(compCtx)
-	ev, rerr := r.evaluateDefinition(KindTrait, &def.ObjectMeta, def.Spec.Schematic, t.Properties, ctx)
+	ev, rerr := r.evaluateDefinition(KindTrait, &def.ObjectMeta, def.Spec.Schematic, t.Properties, ctx, u)
 	if rerr != nil {
 		return rerr
 	}

@@ -166,14 +166,14 @@ patch: spec: {
 
 func TestCheckTemplate_ReportsPosition(t *testing.T) {
 	r := render.NewRenderer()
-	if err := r.CheckTemplate(render.KindTrait, "ok", `parameter: x: int`); err != nil {
+	if err := r.CheckTemplate(render.KindTrait, "vela-system", "ok", `parameter: x: int`); err != nil {
 		t.Fatal(err)
 	}
-	err := r.CheckTemplate(render.KindTrait, "bad", "parameter: x: int\noutput: {a: 1} & {a: 2}\n")
+	err := r.CheckTemplate(render.KindTrait, "vela-system", "bad", "parameter: x: int\noutput: {a: 1} & {a: 2}\n")
 	if err == nil || !contains(err.Error(), `TraitDefinition "bad"`) || !contains(err.Error(), "line 2") {
 		t.Errorf("want an error naming the definition and line 2, got %v", err)
 	}
-	err = r.CheckTemplate(render.KindComponent, "syntax", "output: {\n")
+	err = r.CheckTemplate(render.KindComponent, "vela-system", "syntax", "output: {\n")
 	if err == nil || !contains(err.Error(), "line") {
 		t.Errorf("want a syntax error with its position, got %v", err)
 	}
@@ -231,13 +231,13 @@ if parameter.replicas > 1 {
 }
 parameter: replicas: int
 `
-	if err := r.CheckTemplate(render.KindComponent, "cond", src); err != nil {
+	if err := r.CheckTemplate(render.KindComponent, "vela-system", "cond", src); err != nil {
 		t.Fatalf("valid template rejected: %v", err)
 	}
-	if err := r.CheckTemplate(render.KindComponent, "broken", "output: {apiVersion: \"v1\"\n"); err == nil {
+	if err := r.CheckTemplate(render.KindComponent, "vela-system", "broken", "output: {apiVersion: \"v1\"\n"); err == nil {
 		t.Fatal("a syntax error was accepted")
 	}
-	if err := r.CheckTemplate(render.KindComponent, "conflict", "output: {a: 1, a: 2}\n"); err == nil {
+	if err := r.CheckTemplate(render.KindComponent, "vela-system", "conflict", "output: {a: 1, a: 2}\n"); err == nil {
 		t.Fatal("a conflict was accepted")
 	}
 }

@@ -36,7 +36,7 @@ func newStatusInput(ctx map[string]any, params any) (*cueeval.StatusInput, error
 // report: unhealthy when the health policy failed, and with the error as
 // message when customStatus produced none. An evaluation stopped by its
 // budget is unhealthy with reason EvaluationBudgetExceeded.
-func (r *Renderer) evalStatus(kind string, meta *metav1.ObjectMeta, st *v1beta1.Status, in *cueeval.StatusInput) (Health, error) {
+func (r *Renderer) evalStatus(kind string, meta *metav1.ObjectMeta, st *v1beta1.Status, in *cueeval.StatusInput, tenant string) (Health, error) {
 	h := Health{Healthy: true}
 	if st == nil {
 		return h, nil
@@ -55,11 +55,15 @@ func (r *Renderer) evalStatus(kind string, meta *metav1.ObjectMeta, st *v1beta1.
 		return h, nil
 	}
 	whole := cueeval.Source{Kind: kind, Namespace: meta.Namespace, Name: meta.Name, Part: "status"}
-	res, rerr := r.evaluate(&cueeval.Request{Status: in}, whole)
+	res, rerr := r.evaluate(&cueeval.Request{Status: in, Tenant: tenant}, whole)
 	if rerr != nil {
-		return Health{Message: strings.ReplaceAll(rerr.Error(), "\n", "; "), Reason: rerr.Reason}, rerr
+		return Health{Message: strings.ReplaceAll(rerr.Error(), "\n", "; "), Reason: budgetReason(rerr)}, rerr
 	}
 	out := res.Status
+	if out == nil {
+		err := fmt.Errorf("evaluating %s: the evaluator answered without a result", whole.Describe())
+		return Health{Message: err.Error()}, err
+	}
 	var errs []error
 	if in.HealthPolicy != nil {
 		h.Healthy = out.Healthy && out.HealthErr == ""
@@ -122,3 +126,12 @@ func liveData(u *unstructured.Unstructured) map[string]any {
 
 // kubectlLastApplied is the annotation `kubectl apply` records its input in.
 const kubectlLastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// budgetReason is the Health reason of an evaluation that failed: the
+// budget's when it stopped it, else none (the message says what failed).
+func budgetReason(e *Error) string {
+	if e.Reason == v1beta1.ReasonEvaluationBudgetExceeded {
+		return e.Reason
+	}
+	return ""
+}

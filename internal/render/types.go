@@ -34,10 +34,6 @@ type AppContext struct {
 // Result is everything an Application renders to.
 type Result struct {
 	Components []Component
-	// Objects counts the objects rendered; Bytes is their size as JSON
-	// when the Renderer has a size limit (0 otherwise).
-	Objects int
-	Bytes   int
 }
 
 // Component is what one component rendered to: its workload (nil when the

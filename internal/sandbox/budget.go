@@ -96,7 +96,8 @@ func (b Budget) PoolOptions() Options {
 	o.ObjectBytes = int(b.ObjectSize.Value())
 	// One evaluation's result is bounded by the whole render's size, plus
 	// room for the encoding.
-	o.ResponseBytes = int(b.RenderSize.Value()) + 1<<20
+	o.RenderBytes = int(b.RenderSize.Value())
+	o.ResponseBytes = o.RenderBytes + 1<<20
 	o.Flags = map[cueeval.Limit]string{
 		cueeval.LimitTime:        "--" + FlagTimeout,
 		cueeval.LimitMemory:      "--" + FlagMemory,

@@ -68,3 +68,11 @@ func (f *failures) put(key [32]byte, err *cueeval.BudgetError, now time.Time) {
 	e.until = now.Add(min(wait, f.max))
 	f.cache.Add(key, e)
 }
+
+// forget drops what is remembered of a request that evaluated: a later
+// failure of it starts its back-off over.
+func (f *failures) forget(key [32]byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cache.Remove(key)
+}

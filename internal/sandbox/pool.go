@@ -28,13 +28,18 @@ type Options struct {
 	// then defaults to 64 MiB, which the controller reads at most).
 	ObjectBytes   int
 	ResponseBytes int
+	// RenderBytes is the render size limit behind ResponseBytes (which
+	// leaves room for the encoding), named in messages.
+	RenderBytes int
 	// CacheSize bounds the compiled sources each evaluator keeps.
 	CacheSize int
 	// RetryBase and RetryMax bound how long a request that hit a limit is
 	// answered with the same error without being evaluated again: RetryBase
 	// after the first failure, doubling with each further one. The same
 	// definition with the same input fails the same way; a changed
-	// definition or input is a new request.
+	// definition or input is a new request, except that a definition that
+	// took too much time or memory in a namespace is not evaluated there
+	// again meanwhile, whatever its input (Request.Tenant).
 	RetryBase, RetryMax time.Duration
 	// Flags name the flag that sets each limit, for messages.
 	Flags map[cueeval.Limit]string
@@ -129,11 +134,14 @@ func New(opts Options) (*Pool, error) {
 // Options returns the limits the pool applies.
 func (p *Pool) Options() Options { return p.opts }
 
-// errClosed is an evaluation asked of a closed pool.
-var errClosed = errors.New("the CUE evaluator pool is closed")
+// errClosed is an evaluation asked of a closed pool: the controller is
+// stopping, and nothing should be concluded from it.
+var errClosed = fmt.Errorf("%w: the evaluator pool is closed", cueeval.ErrUnavailable)
 
 // Evaluate runs req in an evaluator. A request that hit a limit recently
-// is answered with the same *cueeval.BudgetError at once.
+// is answered with the same *cueeval.BudgetError at once, and so is one
+// with a source that hit the time or memory limit in the same tenant's
+// namespace, whatever its input.
 func (p *Pool) Evaluate(req *cueeval.Request) (*cueeval.Response, error) {
 	start := time.Now()
 	// The request as sent to an evaluator that compiled its sources
@@ -142,10 +150,18 @@ func (p *Pool) Evaluate(req *cueeval.Request) (*cueeval.Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the request: %w", err)
 	}
-	key := sha256.Sum256(short)
-	if be := p.failures.get(key, start); be != nil {
-		p.observe(string(be.Limit), true, start)
-		return nil, be
+	if len(short) > requestBytes {
+		return nil, fmt.Errorf("the request is %d bytes, more than an evaluator reads (%d)", len(short), requestBytes)
+	}
+	key, sourceKey := sha256.Sum256(short), sourcesKey(req)
+	for _, k := range []*[32]byte{&key, sourceKey} {
+		if k == nil {
+			continue
+		}
+		if be := p.failures.get(*k, start); be != nil {
+			p.observe(string(be.Limit), true, start)
+			return nil, be
+		}
 	}
 	res, err := p.run(req, short)
 	var be *cueeval.BudgetError
@@ -157,7 +173,11 @@ func (p *Pool) Evaluate(req *cueeval.Request) (*cueeval.Response, error) {
 	}
 	if be != nil {
 		p.name(be)
-		p.failures.put(key, be, time.Now())
+		now := time.Now()
+		p.failures.put(key, be, now)
+		if sourceKey != nil && (be.Limit == cueeval.LimitTime || be.Limit == cueeval.LimitMemory) {
+			p.failures.put(*sourceKey, be, now)
+		}
 		p.observe(string(be.Limit), false, start)
 		return res, be
 	}
@@ -169,25 +189,71 @@ func (p *Pool) Evaluate(req *cueeval.Request) (*cueeval.Response, error) {
 		p.observe("error", false, start)
 		return res, res.Err
 	}
+	p.failures.forget(key)
 	p.observe("ok", false, start)
 	return res, nil
 }
 
-// run sends one request to a free evaluator and reads its answer: short,
-// the request without its sources' texts, when the evaluator compiled
-// them before, else the whole request.
+// sourcesKey identifies the request's sources, at their versions, in its
+// tenant's namespace; nil when it has none or no tenant. A source that
+// took more time or memory than allowed is not evaluated again in that
+// namespace until its back-off ends, whatever the input: a tenant who
+// changes its Application's spec in a loop does not get a new budget each
+// time. Other namespaces using the same definition are not affected.
+func sourcesKey(req *cueeval.Request) *[32]byte {
+	srcs := req.Sources()
+	if req.Tenant == "" || len(srcs) == 0 {
+		return nil
+	}
+	h := sha256.New()
+	h.Write([]byte(req.Tenant))
+	for _, s := range srcs {
+		h.Write([]byte{0})
+		h.Write([]byte(s.Key()))
+		h.Write([]byte{0})
+		h.Write([]byte(s.Version))
+	}
+	var k [32]byte
+	h.Sum(k[:0])
+	return &k
+}
+
+// run sends one request to a free evaluator and reads its answer. An
+// evaluator that was not this request's to lose (the kernel killed it
+// while idle, or its memory held other requests' templates) gets the
+// request sent once more, to a new evaluator.
 func (p *Pool) run(req *cueeval.Request, short []byte) (*cueeval.Response, error) {
 	p.slots <- struct{}{}
 	defer func() { <-p.slots }()
-	w, err := p.take()
-	if err != nil {
-		return nil, err
+	fresh := false
+	for {
+		w, err := p.take(fresh)
+		if err != nil {
+			return nil, err
+		}
+		res, err := p.exchange(w, req, short)
+		if err == nil {
+			w.learn(req)
+			p.put(w)
+			return res, nil
+		}
+		err = w.failure(err, p.opts)
+		p.end(w)
+		if fresh || !w.innocent(err) {
+			return nil, err
+		}
+		fresh = true
 	}
+}
+
+// exchange sends req to w (short, without the texts, when w compiled
+// them before) and reads the answer, within the timeout.
+func (p *Pool) exchange(w *worker, req *cueeval.Request, short []byte) (*cueeval.Response, error) {
 	deadline := time.Now().Add(p.opts.Timeout)
 	frame := short
+	var err error
 	if !w.knows(req) {
 		if frame, err = p.whole(req); err != nil {
-			p.put(w)
 			return nil, err
 		}
 	}
@@ -195,21 +261,14 @@ func (p *Pool) run(req *cueeval.Request, short []byte) (*cueeval.Response, error
 	if err == nil && res.NeedSource {
 		// It dropped a compiled source since: send the texts.
 		if frame, err = p.whole(req); err != nil {
-			p.put(w)
 			return nil, err
 		}
 		res, err = w.roundTrip(frame, deadline, p.opts.ResponseBytes)
 	}
 	if err == nil && res.NeedSource {
-		err = errors.New("the evaluator asked for sources it was sent")
+		err = fmt.Errorf("%w: it asked for sources it was sent", errBadFrame)
 	}
-	if err != nil {
-		p.end(w)
-		return nil, w.failure(err, p.opts)
-	}
-	w.learn(req)
-	p.put(w)
-	return res, nil
+	return res, err
 }
 
 // whole encodes the request with its sources' texts.
@@ -245,7 +304,7 @@ func withoutTexts(req *cueeval.Request) *cueeval.Request {
 		out.Status = &in
 	}
 	for _, src := range out.Sources() {
-		src.Text = ""
+		src.Text, src.Omitted = "", true
 	}
 	return &out
 }
@@ -273,14 +332,14 @@ func (p *Pool) observe(outcome string, cached bool, start time.Time) {
 	}
 }
 
-// take returns an idle evaluator, or starts one.
-func (p *Pool) take() (*worker, error) {
+// take returns an idle evaluator, or starts one (always when fresh).
+func (p *Pool) take(fresh bool) (*worker, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return nil, errClosed
 	}
-	for n := len(p.idle); n > 0; n = len(p.idle) {
+	for n := len(p.idle); n > 0 && !fresh; n = len(p.idle) {
 		w := p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		if w.alive() {
@@ -294,10 +353,10 @@ func (p *Pool) take() (*worker, error) {
 	p.mu.Unlock()
 	w, err := startWorker(p.exe, workerConfig{
 		Memory: p.opts.Memory, ObjectBytes: p.opts.ObjectBytes, ResponseBytes: p.opts.ResponseBytes,
-		RequestBytes: requestBytes, CacheSize: p.opts.CacheSize,
+		RenderBytes: p.opts.RenderBytes, RequestBytes: requestBytes, CacheSize: p.opts.CacheSize,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("starting a CUE evaluator: %w", err)
+		return nil, fmt.Errorf("%w: starting an evaluator: %w", cueeval.ErrUnavailable, err)
 	}
 	if p.opts.Observer != nil {
 		p.opts.Observer.EvaluatorStarted()
@@ -329,16 +388,19 @@ func (p *Pool) end(w *worker) {
 
 func (p *Pool) endLocked(w *worker) {
 	w.stop()
-	if p.all[w] {
-		delete(p.all, w)
-		go func() {
-			// Its CPU time is known once it is reaped.
-			<-w.done
-			p.mu.Lock()
-			p.endedCPU += w.cpuTime()
-			p.mu.Unlock()
-		}()
+	if !p.all[w] || w.ending {
+		return
 	}
+	w.ending = true
+	go func() {
+		// Its CPU time is final once it is reaped; until then CPUTime
+		// reads it from /proc, so the sum never goes down.
+		<-w.done
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		delete(p.all, w)
+		p.endedCPU += w.cpuTime()
+	}()
 }
 
 // Close stops every idle evaluator; those evaluating stop when they
@@ -359,13 +421,6 @@ func (p *Pool) Close() error {
 func (p *Pool) Start(ctx context.Context) error {
 	<-ctx.Done()
 	return p.Close()
-}
-
-// Running is the number of evaluator processes alive and idle.
-func (p *Pool) Running() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.idle)
 }
 
 // NeedLeaderElection is false: every replica closes its pool when its

@@ -200,8 +200,8 @@ func TestPool_EvaluatorsEndWithThePool(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the evaluator outlived the pool")
 	}
-	if _, err := p.Evaluate(renderRequest("cm", configMap)); !errors.Is(err, errClosed) {
-		t.Fatalf("a closed pool evaluated: %v", err)
+	if _, err := p.Evaluate(renderRequest("cm", configMap)); !errors.Is(err, cueeval.ErrUnavailable) {
+		t.Fatalf("a closed pool evaluated, or failed otherwise: %v", err)
 	}
 	for deadline := time.Now().Add(5 * time.Second); p.CPUTime() <= 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -213,4 +213,60 @@ func TestPool_EvaluatorsEndWithThePool(t *testing.T) {
 func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestPool_AWarmEvaluatorIsNotBlamedAlone: an evaluator that served other
+// requests holds their templates; one that runs out of memory is replaced
+// and the request sent once more before the memory limit is reported.
+func TestPool_AWarmEvaluatorIsNotBlamedAlone(t *testing.T) {
+	obs := &countingObserver{}
+	p := newPool(t, Options{Evaluators: 1, Timeout: time.Minute, Memory: 256 << 20, Observer: obs})
+	if _, err := p.Evaluate(renderRequest("cm", configMap)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := p.Evaluate(renderRequest("doubling", sandboxtest.Doubling(40)))
+	var be *cueeval.BudgetError
+	if !errors.As(err, &be) || be.Limit != cueeval.LimitMemory {
+		t.Fatalf("got %v, want the memory limit", err)
+	}
+	if n := obs.started.Load(); n != 2 {
+		t.Fatalf("%d evaluators started, want 2: the warm one, and a fresh one the request was sent to again", n)
+	}
+}
+
+// TestPool_RemembersADefinitionThatBustsTheBudgetInItsNamespace: a tenant
+// changing the input (its Application's spec) gets no new budget for the
+// same definition version; another namespace is not affected.
+func TestPool_RemembersADefinitionThatBustsTheBudgetInItsNamespace(t *testing.T) {
+	obs := &countingObserver{}
+	p := newPool(t, Options{Evaluators: 1, Timeout: 2 * time.Second, Memory: 256 << 20, Observer: obs, RetryBase: time.Hour})
+	attack := func(tenant, name string) *cueeval.Request {
+		r := renderRequest("comprehension", sandboxtest.Attacks["comprehension"])
+		r.Tenant = tenant
+		r.Render.Context = []byte(`{"name":"` + name + `","namespace":"` + tenant + `"}`)
+		return r
+	}
+	if _, err := p.Evaluate(attack("team-a", "web")); err == nil {
+		t.Fatal("the attack evaluated")
+	}
+	start := time.Now()
+	if _, err := p.Evaluate(attack("team-a", "web-2")); err == nil || time.Since(start) > time.Second || obs.cached.Load() != 1 {
+		t.Fatalf("another input in the same namespace: %v after %s (%d remembered): evaluated again", err, time.Since(start), obs.cached.Load())
+	}
+	start = time.Now()
+	if _, err := p.Evaluate(attack("team-b", "web")); err == nil || time.Since(start) < time.Second {
+		t.Fatalf("another namespace: %v after %s: answered from team-a's failure", err, time.Since(start))
+	}
+}
+
+// TestPool_AnEmptyTemplateRendersNothing: KubeVela accepts a definition
+// with an empty template; its version is not a text left out.
+func TestPool_AnEmptyTemplateRendersNothing(t *testing.T) {
+	p := newPool(t, Options{Evaluators: 1})
+	for range 2 {
+		res, err := p.Evaluate(renderRequest("empty", ""))
+		if err != nil || res.Render == nil || res.Render.Output != nil {
+			t.Fatalf("got %+v, %v", res, err)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -29,6 +30,13 @@ type worker struct {
 	// compiled are the versions of the sources it was sent, by key: it
 	// keeps them compiled (or says NeedSource when it dropped one).
 	compiled *lru.Cache
+	// served counts the requests it answered: one that served others
+	// holds their compiled templates in its memory.
+	served int
+	// killed is set when the pool kills it; ending when the pool is done
+	// with it (under the pool's lock).
+	killed atomic.Bool
+	ending bool
 }
 
 // startWorker starts this binary as an evaluator (see envWorker).
@@ -49,16 +57,10 @@ func startWorker(exe string, cfg workerConfig) (*worker, error) {
 	}
 	w := &worker{in: inW, out: outR, reader: bufio.NewReaderSize(outR, 64<<10), stderr: &tail{max: 8 << 10}, done: make(chan struct{}),
 		compiled: lru.New(max(cfg.CacheSize, cueeval.DefaultCacheSize))}
-	cmd := exec.Command(exe)
+	cmd := exec.Command(exe, workerArg)
 	cmd.Env = append(os.Environ(), envWorker+"="+string(raw))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, w.stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		// Gone with the controller, whatever ends it; and out of the
-		// terminal's process group, so that ^C reaches the controller,
-		// which stops its evaluators itself.
-		Pdeathsig: syscall.SIGKILL,
-		Setpgid:   true,
-	}
+	cmd.SysProcAttr = sysProcAttr()
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
@@ -89,6 +91,7 @@ func (w *worker) knows(req *cueeval.Request) bool {
 
 // learn notes the cached sources of a request the evaluator answered.
 func (w *worker) learn(req *cueeval.Request) {
+	w.served++
 	for _, src := range req.Sources() {
 		w.compiled.Add(src.Key(), src.Version)
 	}
@@ -124,27 +127,41 @@ func (w *worker) alive() bool {
 
 // stop ends the process and releases its pipes.
 func (w *worker) stop() {
-	_ = w.cmd.Process.Kill()
+	w.kill()
 	w.in.Close()
 	w.out.Close()
 }
 
+// kill ends the process, noting that the pool did it.
+func (w *worker) kill() {
+	w.killed.Store(true)
+	_ = w.cmd.Process.Kill()
+}
+
 // failure explains why the evaluator did not answer: err is what the
-// read or write returned. A deadline passed is the time limit; a process
-// ended by its memory watchdog, by a failed allocation, by its stack
-// limit or by the kernel's OOM killer is the memory limit; anything else
-// is the evaluator failing.
+// write or read returned. A deadline passed is the time limit, an answer
+// too large the render size limit; a process ended by its heap watchdog,
+// by a failed allocation, by its stack limit or by the kernel's OOM
+// killer is the memory limit; an answer that cannot be read, or any other
+// end, is the evaluator failing (not a limit, not remembered).
 func (w *worker) failure(err error, opts Options) error {
-	if errors.Is(err, os.ErrDeadlineExceeded) {
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		w.kill()
 		return &cueeval.BudgetError{Limit: cueeval.LimitTime, Detail: "the evaluation did not finish in time"}
-	}
-	if errors.Is(err, errFrameTooLarge) {
-		return &cueeval.BudgetError{Limit: cueeval.LimitRenderBytes, Budget: cueeval.FormatBytes(int64(opts.ResponseBytes)),
+	case errors.Is(err, errFrameTooLarge):
+		w.kill()
+		return &cueeval.BudgetError{Limit: cueeval.LimitRenderBytes, Budget: cueeval.FormatBytes(int64(opts.RenderBytes)),
 			Detail: "the evaluation's result is larger than a render may be"}
+	case errors.Is(err, errBadFrame):
+		w.kill()
+		return fmt.Errorf("reading the CUE evaluator's answer: %w", err)
 	}
+	// The pipe broke: the evaluator ended, or is ending.
 	select {
 	case <-w.done:
 	case <-time.After(5 * time.Second):
+		w.kill()
 		return fmt.Errorf("the CUE evaluator stopped answering: %w", err)
 	}
 	out := w.stderr.String()
@@ -159,10 +176,32 @@ func (w *worker) failure(err error, opts Options) error {
 		return memory("an allocation failed")
 	case strings.Contains(out, "stack exceeds") || strings.Contains(out, "stack overflow"):
 		return memory("it nests deeper than the stack limit allows")
-	case status.Signaled() && status.Signal() == syscall.SIGKILL:
-		return memory("the kernel killed the evaluator, out of memory")
+	case status.Signaled() && status.Signal() == syscall.SIGKILL && !w.killed.Load():
+		return &killedError{memory("the kernel killed the evaluator, out of memory")}
 	}
 	return fmt.Errorf("the CUE evaluator ended (%s): %s", w.state, firstLine(out))
+}
+
+// killedError is the memory limit when the kernel killed the evaluator:
+// possibly for another process's memory, or while it was idle.
+type killedError struct{ error }
+
+func (e *killedError) Unwrap() error { return e.error }
+
+// innocent reports whether a failure may not be the request's doing, so
+// that it is sent once more to a new evaluator: the kernel took the
+// evaluator (it takes evaluators first when the container runs out of
+// memory), the evaluator's memory held other requests' templates as well,
+// or it had ended before the request reached it.
+func (w *worker) innocent(err error) bool {
+	var be *cueeval.BudgetError
+	switch {
+	case errors.As(err, new(*killedError)):
+		return true
+	case errors.As(err, &be):
+		return be.Limit == cueeval.LimitMemory && w.served > 0
+	}
+	return w.served > 0 && !errors.Is(err, errBadFrame)
 }
 
 // firstLine is the first non-empty line of s (a Go runtime's fatal

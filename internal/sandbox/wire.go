@@ -17,6 +17,10 @@ const frameHeader = 4
 // errFrameTooLarge is a frame longer than the reader accepts.
 var errFrameTooLarge = errors.New("frame too large")
 
+// errBadFrame is a frame read whole that is not what it should be: the
+// stream is still in step, but the answer cannot be used.
+var errBadFrame = errors.New("the evaluator's answer cannot be read")
+
 // encodeFrame returns v as a frame.
 func encodeFrame(v any) ([]byte, error) {
 	body, err := json.Marshal(v)
@@ -49,5 +53,8 @@ func readFrame(r io.Reader, max int, v any) error {
 		}
 		return err
 	}
-	return json.Unmarshal(body, v)
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("%w: %w", errBadFrame, err)
+	}
+	return nil
 }

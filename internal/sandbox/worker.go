@@ -12,18 +12,22 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cueeval"
 )
 
-// envWorker, when set in a process's environment, makes it an evaluator:
-// the package's init serves requests on stdin and stdout and exits, before
-// main (or a test binary's TestMain) runs. Its value is the workerConfig.
-const envWorker = "STEWARD_CUE_EVALUATOR"
+// A process started with workerArg as its only argument and envWorker in
+// its environment is an evaluator: the package's init serves requests on
+// stdin and stdout and exits, before main (or a test binary's TestMain)
+// runs. Both are needed, so that neither a stray environment variable nor
+// an argument makes a controller an evaluator. envWorker's value is the
+// workerConfig.
+const (
+	envWorker = "STEWARD_CUE_EVALUATOR"
+	workerArg = "__steward-cue-evaluator__"
+)
 
 // Exit codes of an evaluator.
 const (
@@ -41,6 +45,7 @@ type workerConfig struct {
 	// and the whole frame. Zero is unbounded.
 	ObjectBytes   int `json:"objectBytes,omitempty"`
 	ResponseBytes int `json:"responseBytes,omitempty"`
+	RenderBytes   int `json:"renderBytes,omitempty"`
 	// RequestBytes bounds a request frame.
 	RequestBytes int `json:"requestBytes"`
 	CacheSize    int `json:"cacheSize,omitempty"`
@@ -48,7 +53,7 @@ type workerConfig struct {
 
 func init() {
 	raw, ok := os.LookupEnv(envWorker)
-	if !ok {
+	if !ok || len(os.Args) != 2 || os.Args[1] != workerArg {
 		return
 	}
 	var cfg workerConfig
@@ -65,7 +70,9 @@ func serve(cfg workerConfig, in io.Reader, out io.Writer) int {
 	bound(cfg)
 	local := cueeval.NewLocal(cfg.CacheSize)
 	r := bufio.NewReaderSize(in, 64<<10)
-	dog := &watchdog{limit: uint64(cfg.Memory)}
+	if cfg.Memory > 0 {
+		watchHeap(uint64(cfg.Memory))
+	}
 	for {
 		var req cueeval.Request
 		if err := readFrame(r, cfg.RequestBytes, &req); err != nil {
@@ -75,9 +82,7 @@ func serve(cfg workerConfig, in io.Reader, out io.Writer) int {
 			fmt.Fprintf(os.Stderr, "steward cue evaluator: reading a request: %v\n", err)
 			return exitProtocol
 		}
-		dog.start()
 		res, err := local.Evaluate(&req)
-		dog.stop()
 		frame := answer(cfg, res, err)
 		if _, err := out.Write(frame); err != nil {
 			return 0 // the controller is gone
@@ -107,7 +112,7 @@ func answer(cfg workerConfig, res *cueeval.Response, err error) []byte {
 	}
 	if cfg.ResponseBytes > 0 && len(frame) > cfg.ResponseBytes {
 		frame, _ = encodeFrame(&cueeval.Response{Cache: res.Cache, Budget: &cueeval.BudgetError{Limit: cueeval.LimitRenderBytes,
-			Budget: cueeval.FormatBytes(int64(cfg.ResponseBytes)),
+			Budget: cueeval.FormatBytes(int64(cfg.RenderBytes)),
 			Detail: fmt.Sprintf("one evaluation produced %s", cueeval.FormatBytes(int64(len(frame))))}})
 	}
 	return frame
@@ -142,7 +147,9 @@ func checkObjects(cfg workerConfig, r *cueeval.Rendered) *cueeval.BudgetError {
 // score, so that when a container's memory runs out the kernel takes an
 // evaluator before the controller.
 func bound(cfg workerConfig) {
-	runtime.GOMAXPROCS(min(2, runtime.NumCPU()))
+	// One evaluation at a time, on one thread: a second would only spin
+	// looking for work each time a request wakes the process.
+	runtime.GOMAXPROCS(1)
 	// An evaluator's heap is small (its compiled templates, ~10 MiB) and
 	// every evaluation makes garbage: collecting at three times the live
 	// heap rather than twice costs ~5 MiB and saves a third of its CPU
@@ -188,51 +195,35 @@ func addressSpace() int64 {
 	return 0
 }
 
-// watchdog ends the process when the heap passes the limit during an
-// evaluation: the collector cannot free what the evaluation holds, and
-// an evaluation cannot be stopped from outside.
-type watchdog struct {
-	limit uint64
-	busy  atomic.Bool
-}
-
-// watchdogPeriod is how often the heap is read while an evaluation runs.
-const watchdogPeriod = 5 * time.Millisecond
-
-func (w *watchdog) start() {
-	if w.limit == 0 {
-		return
+// watchHeap ends the process when a collection finds more live heap than
+// the limit: the collector cannot free what an evaluation holds, and an
+// evaluation cannot be stopped from outside. It runs at the end of every
+// collection (a finalizer armed again each cycle), so it costs nothing
+// while the evaluator is idle: no timer wakes it. The soft memory limit
+// makes collections come more often as the heap nears the limit, and the
+// address-space limit stops an allocation too large to wait for one.
+func watchHeap(limit uint64) {
+	type sentinel struct{ _ [64]byte } // not a tiny allocation: its finalizer runs
+	var arm func()
+	arm = func() {
+		runtime.SetFinalizer(&sentinel{}, func(*sentinel) {
+			if live := liveHeap(); live > limit {
+				fmt.Fprintf(os.Stderr, "steward cue evaluator: live heap %d bytes is over the memory limit of %d bytes\n", live, limit)
+				os.Exit(exitMemory)
+			}
+			arm()
+		})
 	}
-	w.busy.Store(true)
-	time.AfterFunc(watchdogPeriod, w.check)
-}
-
-func (w *watchdog) stop() { w.busy.Store(false) }
-
-func (w *watchdog) check() {
-	if !w.busy.Load() {
-		return
-	}
-	if heap := heapObjects(); heap > w.limit {
-		fmt.Fprintf(os.Stderr, "steward cue evaluator: heap %d bytes is over the memory limit of %d bytes\n", heap, w.limit)
-		os.Exit(exitMemory)
-	}
-	time.AfterFunc(watchdogPeriod, w.check)
+	arm()
 }
 
 var heapSamples = []metrics.Sample{
-	{Name: "/memory/classes/heap/objects:bytes"},
 	{Name: "/gc/heap/live:bytes"},
 }
 
-// heapObjects is the heap held by objects, live or not yet swept.
-func heapObjects() uint64 { return readMetric(0) }
-
 // liveHeap is the heap the last collection found live.
-func liveHeap() uint64 { return readMetric(1) }
-
-func readMetric(i int) uint64 {
-	s := []metrics.Sample{heapSamples[i]}
+func liveHeap() uint64 {
+	s := []metrics.Sample{heapSamples[0]}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return 0

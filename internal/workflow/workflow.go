@@ -910,12 +910,17 @@ func (r *Run) step(s *Step, ss *v1beta1.StepStatus, failed bool) {
 		}
 		// A step's condition is read when it is reached.
 		run, err := s.runs(r.flow, r.Status, failed)
+		if errors.As(err, new(*cueeval.BudgetError)) || errors.Is(err, cueeval.ErrUnavailable) {
+			// Checked when the version was rendered, the condition did
+			// not evaluate now within the budget (a busy node, an
+			// evaluator the kernel took): the step waits, and the run is
+			// looked at again.
+			ss.Message = err.Error()
+			r.wake(conditionRetry)
+			return
+		}
 		if err != nil {
-			reason := ReasonCondition
-			if errors.As(err, new(*cueeval.BudgetError)) {
-				reason = v1beta1.ReasonEvaluationBudgetExceeded
-			}
-			ss.Phase, ss.Reason, ss.Message, ss.FirstExecuteTime, ss.LastExecuteTime = StepFailed, reason, err.Error(), t, t
+			ss.Phase, ss.Reason, ss.Message, ss.FirstExecuteTime, ss.LastExecuteTime = StepFailed, ReasonCondition, err.Error(), t, t
 			return
 		}
 		if !run {
@@ -1211,6 +1216,10 @@ func (s Step) Delivers() bool {
 }
 
 // wake asks for a pass within d.
+// conditionRetry is how soon a step whose condition could not be
+// evaluated within the budget is tried again.
+const conditionRetry = 30 * time.Second
+
 func (r *Run) wake(d time.Duration) {
 	if r.Requeue == 0 || d < r.Requeue {
 		r.Requeue = d
