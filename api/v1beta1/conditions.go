@@ -194,3 +194,24 @@ const (
 	// tracker a rescue copy stands for, as JSON.
 	AnnotationRescueOf = "app.oam.dev/rescue-of"
 )
+
+// Policy types an Application lists in spec.policies, as KubeVela names
+// them.
+const (
+	// PolicyTypeTopology places components on clusters and namespaces.
+	PolicyTypeTopology = "topology"
+	// PolicyTypeOverride changes components' properties and traits for the
+	// deploy steps that name it.
+	PolicyTypeOverride = "override"
+	// PolicyTypeGarbageCollect says when recorded objects are deleted.
+	PolicyTypeGarbageCollect = "garbage-collect"
+	// PolicyTypeApplyOnce leaves fields (or whole objects) to their live
+	// values after the first apply.
+	PolicyTypeApplyOnce = "apply-once"
+	// PolicyTypeReadOnly makes Steward read objects, never write them.
+	PolicyTypeReadOnly = "read-only"
+	// PolicyTypeTakeOver lets Steward adopt objects it did not create.
+	PolicyTypeTakeOver = "take-over"
+	// PolicyTypeSharedResource lets Applications share objects.
+	PolicyTypeSharedResource = "shared-resource"
+)

@@ -281,7 +281,7 @@ func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, 
 			return nil, nil, "", err
 		}
 		reason := v1beta1.ReasonInvalidPolicy
-		if errors.As(err, new(*placement.UnsupportedError)) || errors.As(err, new(*placement.InvalidWorkflowError)) {
+		if errors.As(err, new(*workflow.UnsupportedError)) || errors.As(err, new(*workflow.InvalidWorkflowError)) {
 			reason = v1beta1.ReasonUnsupportedWorkflow
 		}
 		s.renderErr = &reasonError{reason: reason, err: err}

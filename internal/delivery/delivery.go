@@ -16,6 +16,7 @@ import (
 	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
+	"github.com/steward-oam/steward/internal/workflow"
 )
 
 // Object is one object a version delivers, and where.
@@ -274,7 +275,7 @@ func orderByDependencies(comps []render.Component) []render.Component {
 // registry matter.
 func UsesTopology(app *v1beta1.Application) bool {
 	for _, p := range app.Spec.Policies {
-		if p.Type == placement.TypeTopology {
+		if p.Type == v1beta1.PolicyTypeTopology {
 			return true
 		}
 	}
@@ -286,7 +287,7 @@ func UsesTopology(app *v1beta1.Application) bool {
 			if bytes.Contains(st.Properties.Raw, []byte(`"topology"`)) {
 				return true
 			}
-			if st.Type == placement.StepApplyComponent || st.Type == placement.StepApplyObject {
+			if st.Type == workflow.TypeApplyComponent || st.Type == workflow.TypeApplyObject {
 				var props struct {
 					Cluster string `json:"cluster"`
 				}

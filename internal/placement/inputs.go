@@ -37,11 +37,11 @@ func WithInputs(steps []Step, flow workflow.Flow, values map[string]json.RawMess
 			obj := st.Object.DeepCopy()
 			props := map[string]any{"value": obj.Object}
 			if err := fs.Fill(props, values); err != nil {
-				return nil, nil, &InvalidWorkflowError{Err: err}
+				return nil, nil, &workflow.InvalidWorkflowError{Err: err}
 			}
 			filled, isObject := props["value"].(map[string]any)
 			if !isObject {
-				return nil, nil, &InvalidWorkflowError{Err: fmt.Errorf("step %q: its inputs leave value without an object", st.Name)}
+				return nil, nil, &workflow.InvalidWorkflowError{Err: fmt.Errorf("step %q: its inputs leave value without an object", st.Name)}
 			}
 			obj.Object = filled
 			st.Object = obj
@@ -70,7 +70,7 @@ func (s Step) fillInputs(comps []v1beta1.ApplicationComponent) error {
 		}
 		spec := map[string]any{"properties": props}
 		if err := s.fill(spec); err != nil {
-			return &InvalidWorkflowError{Err: err}
+			return &workflow.InvalidWorkflowError{Err: err}
 		}
 		raw, err := json.Marshal(spec["properties"])
 		if err != nil {

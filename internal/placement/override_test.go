@@ -123,7 +123,7 @@ func TestApplyOverrides(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var pols []v1beta1.AppPolicy
 			for i, o := range tt.overrides {
-				pols = append(pols, pol("o"+string(rune('1'+i)), TypeOverride, o))
+				pols = append(pols, pol("o"+string(rune('1'+i)), v1beta1.PolicyTypeOverride, o))
 			}
 			in := components()
 			before := describe(in)
@@ -149,7 +149,7 @@ func TestApplyOverrides(t *testing.T) {
 
 func TestApplyOverrides_KeepsUntouchedPropertiesByteForByte(t *testing.T) {
 	in := components()
-	got, err := ApplyOverrides(in, []v1beta1.AppPolicy{pol("o", TypeOverride, `{"components": [{"name": "web", "traits": [{"type": "scaler", "properties": {"replicas": 2}}]}]}`)})
+	got, err := ApplyOverrides(in, []v1beta1.AppPolicy{pol("o", v1beta1.PolicyTypeOverride, `{"components": [{"name": "web", "traits": [{"type": "scaler", "properties": {"replicas": 2}}]}]}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestApplyOverrides_KeepsUntouchedPropertiesByteForByte(t *testing.T) {
 }
 
 func TestStep_Components(t *testing.T) {
-	a := app([]v1beta1.AppPolicy{pol("o", TypeOverride, `{"components": [{"name": "web", "properties": {"replicas": 3}}]}`)})
+	a := app([]v1beta1.AppPolicy{pol("o", v1beta1.PolicyTypeOverride, `{"components": [{"name": "web", "properties": {"replicas": 3}}]}`)})
 	steps, err := Resolve(a, registry)
 	if err != nil {
 		t.Fatal(err)

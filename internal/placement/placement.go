@@ -13,16 +13,7 @@ import (
 	"github.com/steward-oam/steward/internal/workflow"
 )
 
-// Policy and workflow step types placement reads.
 const (
-	TypeTopology = "topology"
-	TypeOverride = "override"
-	// StepDeploy is the workflow step that delivers components.
-	StepDeploy = "deploy"
-	// StepApplyComponent delivers one component to one cluster.
-	StepApplyComponent = workflow.TypeApplyComponent
-	// StepApplyObject delivers one raw object to one cluster.
-	StepApplyObject = workflow.TypeApplyObject
 	// DefaultParallelism is a deploy step's parallelism when unset.
 	DefaultParallelism = 5
 	// implicitStep names the step used when the workflow has no deploy step.
@@ -101,21 +92,21 @@ type deployProperties struct {
 // components with the topology policies it names and shapes them with the
 // override policies it names; a step without topology delivers to the hub.
 // A workflow with an instruction Steward does not carry out is refused
-// with an *UnsupportedError (CheckWorkflow). Without a workflow there
+// with a *workflow.UnsupportedError (workflow.Check). Without a workflow there
 // is one implicit step with every topology and override policy of the
 // Application, in the order they are listed. clusters are the registered
 // clusters (local is always known). Errors name the step and the policy
 // and are the user's to fix.
 func Resolve(app *v1beta1.Application, clusters []cluster.Cluster) ([]Step, error) {
 	wf := workflow.Of(app)
-	if err := CheckWorkflow(wf); err != nil {
+	if err := workflow.Check(wf); err != nil {
 		return nil, err
 	}
 	for _, c := range app.Spec.Components {
 		// Values the workflow passes between components: delivering
 		// without them would apply what the user did not write.
 		if len(c.Inputs) > 0 || len(c.Outputs) > 0 {
-			return nil, &UnsupportedError{What: fmt.Sprintf("inputs and outputs of component %q (values passed between components)", c.Name)}
+			return nil, &workflow.UnsupportedError{What: fmt.Sprintf("inputs and outputs of component %q (values passed between components)", c.Name)}
 		}
 	}
 	byName := make(map[string]v1beta1.AppPolicy, len(app.Spec.Policies))
@@ -130,7 +121,7 @@ func Resolve(app *v1beta1.Application, clusters []cluster.Cluster) ([]Step, erro
 	if len(deploys) == 0 {
 		var selected []v1beta1.AppPolicy
 		for _, p := range app.Spec.Policies {
-			if p.Type == TypeTopology || p.Type == TypeOverride {
+			if p.Type == v1beta1.PolicyTypeTopology || p.Type == v1beta1.PolicyTypeOverride {
 				selected = append(selected, p)
 			}
 		}
@@ -147,9 +138,9 @@ func Resolve(app *v1beta1.Application, clusters []cluster.Cluster) ([]Step, erro
 		var step Step
 		var err error
 		switch ws.Type {
-		case StepApplyObject:
+		case workflow.TypeApplyObject:
 			step, err = resolveApplyObject(name, ws, known)
-		case StepApplyComponent:
+		case workflow.TypeApplyComponent:
 			step, err = resolveApplyComponent(name, ws, app, known)
 		default:
 			step, err = resolveDeploy(name, ws, byName, known)
@@ -202,7 +193,7 @@ func deploySteps(wf *v1beta1.Workflow) []v1beta1.WorkflowStepBase {
 	if wf == nil {
 		return nil
 	}
-	delivers := func(t string) bool { return t == StepDeploy || t == StepApplyComponent || t == StepApplyObject }
+	delivers := workflow.Delivers
 	var out []v1beta1.WorkflowStepBase
 	for _, s := range wf.Steps {
 		if delivers(s.Type) {
@@ -242,7 +233,7 @@ func resolveApplyComponent(name string, ws v1beta1.WorkflowStepBase, app *v1beta
 	var props applyComponentProperties
 	if ws.Properties != nil && len(ws.Properties.Raw) > 0 {
 		if err := json.Unmarshal(ws.Properties.Raw, &props); err != nil {
-			return Step{}, &InvalidWorkflowError{Err: fmt.Errorf("step %q: properties: %w", name, err)}
+			return Step{}, &workflow.InvalidWorkflowError{Err: fmt.Errorf("step %q: properties: %w", name, err)}
 		}
 	}
 	found := false
@@ -250,7 +241,7 @@ func resolveApplyComponent(name string, ws v1beta1.WorkflowStepBase, app *v1beta
 		found = found || c.Name == props.Component
 	}
 	if !found {
-		return Step{}, &InvalidWorkflowError{Err: fmt.Errorf("step %q: component %q is not one of spec.components", name, props.Component)}
+		return Step{}, &workflow.InvalidWorkflowError{Err: fmt.Errorf("step %q: component %q is not one of spec.components", name, props.Component)}
 	}
 	target, err := stepCluster(name, props.Cluster, known)
 	if err != nil {
@@ -259,8 +250,8 @@ func resolveApplyComponent(name string, ws v1beta1.WorkflowStepBase, app *v1beta
 	topology, _ := json.Marshal(map[string]any{"clusters": []string{target}})
 	selector, _ := json.Marshal(map[string]any{"selector": []string{props.Component}})
 	return resolveStep(name, []v1beta1.AppPolicy{
-		{Name: name + "-cluster", Type: TypeTopology, Properties: &runtime.RawExtension{Raw: topology}},
-		{Name: name + "-component", Type: TypeOverride, Properties: &runtime.RawExtension{Raw: selector}},
+		{Name: name + "-cluster", Type: v1beta1.PolicyTypeTopology, Properties: &runtime.RawExtension{Raw: topology}},
+		{Name: name + "-component", Type: v1beta1.PolicyTypeOverride, Properties: &runtime.RawExtension{Raw: selector}},
 	}, DefaultParallelism, known)
 }
 
@@ -277,12 +268,12 @@ func resolveApplyObject(name string, ws v1beta1.WorkflowStepBase, known register
 	var props applyObjectProperties
 	if ws.Properties != nil && len(ws.Properties.Raw) > 0 {
 		if err := json.Unmarshal(ws.Properties.Raw, &props); err != nil {
-			return Step{}, &InvalidWorkflowError{Err: fmt.Errorf("step %q: properties: %w", name, err)}
+			return Step{}, &workflow.InvalidWorkflowError{Err: fmt.Errorf("step %q: properties: %w", name, err)}
 		}
 	}
 	obj := &unstructured.Unstructured{Object: props.Value}
 	if props.Value == nil || obj.GetAPIVersion() == "" || obj.GetKind() == "" || obj.GetName() == "" {
-		return Step{}, &InvalidWorkflowError{Err: fmt.Errorf("step %q: apply-object needs properties.value, an object with apiVersion, kind and metadata.name", name)}
+		return Step{}, &workflow.InvalidWorkflowError{Err: fmt.Errorf("step %q: apply-object needs properties.value, an object with apiVersion, kind and metadata.name", name)}
 	}
 	target, err := stepCluster(name, props.Cluster, known)
 	if err != nil {
@@ -290,7 +281,7 @@ func resolveApplyObject(name string, ws v1beta1.WorkflowStepBase, known register
 	}
 	topology, _ := json.Marshal(map[string]any{"clusters": []string{target}})
 	step, err := resolveStep(name, []v1beta1.AppPolicy{
-		{Name: name + "-cluster", Type: TypeTopology, Properties: &runtime.RawExtension{Raw: topology}},
+		{Name: name + "-cluster", Type: v1beta1.PolicyTypeTopology, Properties: &runtime.RawExtension{Raw: topology}},
 	}, DefaultParallelism, known)
 	if err != nil {
 		return Step{}, err
@@ -327,7 +318,7 @@ func resolveStep(name string, policies []v1beta1.AppPolicy, parallelism int, kno
 	hasTopology := false
 	for _, p := range policies {
 		switch p.Type {
-		case TypeTopology:
+		case v1beta1.PolicyTypeTopology:
 			hasTopology = true
 			placements, err := topologyPlacements(p, known)
 			if err != nil {
@@ -339,7 +330,7 @@ func resolveStep(name string, policies []v1beta1.AppPolicy, parallelism int, kno
 					step.Placements = append(step.Placements, pl)
 				}
 			}
-		case TypeOverride:
+		case v1beta1.PolicyTypeOverride:
 			if _, err := parseOverride(p); err != nil {
 				return Step{}, err
 			}

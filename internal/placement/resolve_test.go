@@ -9,6 +9,7 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/workflow"
 )
 
 var registry = []cluster.Cluster{
@@ -30,7 +31,7 @@ func pol(name, typ, props string) v1beta1.AppPolicy {
 }
 
 func deploy(name, props string) v1beta1.WorkflowStep {
-	return v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: name, Type: StepDeploy, Properties: raw(props)}}
+	return v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: name, Type: workflow.TypeDeploy, Properties: raw(props)}}
 }
 
 func app(policies []v1beta1.AppPolicy, steps ...v1beta1.WorkflowStep) *v1beta1.Application {
@@ -61,7 +62,7 @@ func summary(steps []Step) []string {
 }
 
 func TestResolve(t *testing.T) {
-	override := pol("bigger", TypeOverride, `{"components": [{"name": "web", "properties": {"replicas": 3}}]}`)
+	override := pol("bigger", v1beta1.PolicyTypeOverride, `{"components": [{"name": "web", "properties": {"replicas": 3}}]}`)
 	tests := []struct {
 		name    string
 		app     *v1beta1.Application
@@ -73,27 +74,27 @@ func TestResolve(t *testing.T) {
 		want: []string{"deploy: local | "},
 	}, {
 		name: "clusters by name, in order, with namespace",
-		app:  app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusters": ["us-1", "eu-1"], "namespace": "shop"}`)}),
+		app:  app([]v1beta1.AppPolicy{pol("t", v1beta1.PolicyTypeTopology, `{"clusters": ["us-1", "eu-1"], "namespace": "shop"}`)}),
 		want: []string{"deploy: us-1/shop,eu-1/shop | "},
 	}, {
 		name: "label selector in registry order",
-		app:  app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusterLabelSelector": {"region": "eu"}}`)}),
+		app:  app([]v1beta1.AppPolicy{pol("t", v1beta1.PolicyTypeTopology, `{"clusterLabelSelector": {"region": "eu"}}`)}),
 		want: []string{"deploy: eu-1,eu-2 | "},
 	}, {
 		name: "several labels must all match",
-		app:  app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusterLabelSelector": {"region": "eu", "env": "prod"}}`)}),
+		app:  app([]v1beta1.AppPolicy{pol("t", v1beta1.PolicyTypeTopology, `{"clusterLabelSelector": {"region": "eu", "env": "prod"}}`)}),
 		want: []string{"deploy: eu-1 | "},
 	}, {
 		name: "deprecated clusterSelector alias",
-		app:  app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusterSelector": {"env": "prod"}}`)}),
+		app:  app([]v1beta1.AppPolicy{pol("t", v1beta1.PolicyTypeTopology, `{"clusterSelector": {"env": "prod"}}`)}),
 		want: []string{"deploy: eu-1,us-1 | "},
 	}, {
 		name: "empty selector selects every cluster, local included",
-		app:  app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusterLabelSelector": {}}`)}),
+		app:  app([]v1beta1.AppPolicy{pol("t", v1beta1.PolicyTypeTopology, `{"clusterLabelSelector": {}}`)}),
 		want: []string{"deploy: local,eu-1,eu-2,us-1 | "},
 	}, {
 		name: "namespace only: the hub in that namespace",
-		app:  app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"namespace": "shop"}`)}),
+		app:  app([]v1beta1.AppPolicy{pol("t", v1beta1.PolicyTypeTopology, `{"namespace": "shop"}`)}),
 		want: []string{"deploy: local/shop | "},
 	}, {
 		// Without a workflow, KubeVela's generated one: a deploy step per
@@ -101,21 +102,21 @@ func TestResolve(t *testing.T) {
 		// select is delivered once, by the first.
 		name: "generated steps: one per topology, duplicates once, every override",
 		app: app([]v1beta1.AppPolicy{
-			pol("eu", TypeTopology, `{"clusterLabelSelector": {"region": "eu"}}`),
+			pol("eu", v1beta1.PolicyTypeTopology, `{"clusterLabelSelector": {"region": "eu"}}`),
 			override,
-			pol("prod", TypeTopology, `{"clusters": ["eu-1", "us-1", "local"]}`),
+			pol("prod", v1beta1.PolicyTypeTopology, `{"clusters": ["eu-1", "us-1", "local"]}`),
 			pol("gc", "garbage-collect", `{"rules": []}`),
 		}),
 		want: []string{"deploy-eu: eu-1,eu-2 | bigger", "deploy-prod: us-1,local | bigger"},
 	}, {
 		name: "allowEmpty: nothing matches, nothing delivered",
-		app:  app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusterLabelSelector": {"region": "mars"}, "allowEmpty": true}`)}),
+		app:  app([]v1beta1.AppPolicy{pol("t", v1beta1.PolicyTypeTopology, `{"clusterLabelSelector": {"region": "mars"}, "allowEmpty": true}`)}),
 		want: []string{"deploy:  | "},
 	}, {
 		name: "deploy steps in order, each with its own policies",
 		app: app([]v1beta1.AppPolicy{
-			pol("staging", TypeTopology, `{"clusterLabelSelector": {"env": "staging"}}`),
-			pol("prod", TypeTopology, `{"clusterLabelSelector": {"env": "prod"}}`),
+			pol("staging", v1beta1.PolicyTypeTopology, `{"clusterLabelSelector": {"env": "staging"}}`),
+			pol("prod", v1beta1.PolicyTypeTopology, `{"clusterLabelSelector": {"env": "prod"}}`),
 			override,
 		},
 			deploy("to-staging", `{"policies": ["staging"]}`),
@@ -130,74 +131,74 @@ func TestResolve(t *testing.T) {
 		name: "deploy steps inside a step group, and inline policies",
 		app: app(nil, v1beta1.WorkflowStep{
 			WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "group", Type: "step-group"},
-			SubSteps: []v1beta1.WorkflowStepBase{{Name: "inner", Type: StepDeploy, Properties: raw(
+			SubSteps: []v1beta1.WorkflowStepBase{{Name: "inner", Type: workflow.TypeDeploy, Properties: raw(
 				`{"inlinePolicies": [{"type": "topology", "properties": {"clusters": ["us-1"]}}]}`)}},
 		}),
 		want: []string{"inner: us-1 | "},
 	}, {
 		name: "a workflow with another step type is refused, not run in part",
-		app: app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusters": ["eu-2"]}`)},
+		app: app([]v1beta1.AppPolicy{pol("t", v1beta1.PolicyTypeTopology, `{"clusters": ["eu-2"]}`)},
 			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "notify", Type: "notification"}}),
 		wantErr: `workflow step "notify": step type "notification" is not supported`,
 	}, {
 		name: "apply-component steps: the component, to the hub or the cluster named, beside deploy steps",
 		app: app(nil,
-			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "web-hub", Type: StepApplyComponent, Properties: raw(`{"component": "web"}`)}},
-			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Type: StepApplyComponent, Properties: raw(`{"component": "web", "cluster": "eu-1"}`)}},
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "web-hub", Type: workflow.TypeApplyComponent, Properties: raw(`{"component": "web"}`)}},
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Type: workflow.TypeApplyComponent, Properties: raw(`{"component": "web", "cluster": "eu-1"}`)}},
 			deploy("", `{"inlinePolicies": [{"type": "topology", "properties": {"clusters": ["us-1"]}}]}`),
 		),
 		want: []string{"web-hub: local | web-hub-component", "apply-component-2: eu-1 | apply-component-2-component", "deploy-1: us-1 | "},
 	}, {
 		name: "apply-component of a component the application does not have",
 		app: app(nil,
-			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "db", Type: StepApplyComponent, Properties: raw(`{"component": "db"}`)}}),
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "db", Type: workflow.TypeApplyComponent, Properties: raw(`{"component": "db"}`)}}),
 		wantErr: `step "db": component "db" is not one of spec.components`,
 	}, {
 		name: "apply-component to a cluster that is not registered",
 		app: app(nil,
-			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "web", Type: StepApplyComponent, Properties: raw(`{"component": "web", "cluster": "eu-9"}`)}}),
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "web", Type: workflow.TypeApplyComponent, Properties: raw(`{"component": "web", "cluster": "eu-9"}`)}}),
 		wantErr: `step "web": cluster "eu-9" is not registered (registered: local, eu-1, eu-2, us-1)`,
 	}, {
 		name: "an apply-object step: its object, to the cluster named",
 		app: app(nil,
-			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Type: StepApplyObject, Properties: raw(`{"value": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}, "cluster": "eu-2"}`)}}),
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Type: workflow.TypeApplyObject, Properties: raw(`{"value": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}, "cluster": "eu-2"}`)}}),
 		want: []string{"apply-object-1: eu-2 | "},
 	}, {
 		name: "an apply-object step without a name for its object",
 		app: app(nil,
-			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "o", Type: StepApplyObject, Properties: raw(`{"value": {"apiVersion": "v1", "kind": "ConfigMap"}}`)}}),
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "o", Type: workflow.TypeApplyObject, Properties: raw(`{"value": {"apiVersion": "v1", "kind": "ConfigMap"}}`)}}),
 		wantErr: `step "o": apply-object needs properties.value, an object with apiVersion, kind and metadata.name`,
 	}, {
 		name:    "unregistered cluster",
-		app:     app([]v1beta1.AppPolicy{pol("prod", TypeTopology, `{"clusters": ["eu-9"]}`)}),
+		app:     app([]v1beta1.AppPolicy{pol("prod", v1beta1.PolicyTypeTopology, `{"clusters": ["eu-9"]}`)}),
 		wantErr: `topology policy "prod": cluster "eu-9" is not registered (registered: local, eu-1, eu-2, us-1)`,
 	}, {
 		name:    "selector matches nothing",
-		app:     app([]v1beta1.AppPolicy{pol("mars", TypeTopology, `{"clusterLabelSelector": {"region": "mars", "env": "prod"}}`)}),
+		app:     app([]v1beta1.AppPolicy{pol("mars", v1beta1.PolicyTypeTopology, `{"clusterLabelSelector": {"region": "mars", "env": "prod"}}`)}),
 		wantErr: `topology policy "mars": no registered cluster has the labels {env=prod,region=mars}; set allowEmpty: true`,
 	}, {
 		name:    "empty clusters list",
-		app:     app([]v1beta1.AppPolicy{pol("none", TypeTopology, `{"clusters": []}`)}),
+		app:     app([]v1beta1.AppPolicy{pol("none", v1beta1.PolicyTypeTopology, `{"clusters": []}`)}),
 		wantErr: `topology policy "none": clusters is empty; set allowEmpty: true`,
 	}, {
 		name:    "clusters and selector together",
-		app:     app([]v1beta1.AppPolicy{pol("both", TypeTopology, `{"clusters": ["eu-1"], "clusterLabelSelector": {"a": "b"}}`)}),
+		app:     app([]v1beta1.AppPolicy{pol("both", v1beta1.PolicyTypeTopology, `{"clusters": ["eu-1"], "clusterLabelSelector": {"a": "b"}}`)}),
 		wantErr: `topology policy "both" sets both clusters and clusterLabelSelector`,
 	}, {
 		name:    "selector and its deprecated alias together",
-		app:     app([]v1beta1.AppPolicy{pol("both", TypeTopology, `{"clusterSelector": {"a": "b"}, "clusterLabelSelector": {"a": "b"}}`)}),
+		app:     app([]v1beta1.AppPolicy{pol("both", v1beta1.PolicyTypeTopology, `{"clusterSelector": {"a": "b"}, "clusterLabelSelector": {"a": "b"}}`)}),
 		wantErr: `topology policy "both" sets both clusterLabelSelector and its deprecated alias clusterSelector`,
 	}, {
 		name:    "unknown field",
-		app:     app([]v1beta1.AppPolicy{pol("typo", TypeTopology, `{"cluster": ["eu-1"]}`)}),
+		app:     app([]v1beta1.AppPolicy{pol("typo", v1beta1.PolicyTypeTopology, `{"cluster": ["eu-1"]}`)}),
 		wantErr: `topology policy "typo": properties: json: unknown field "cluster"`,
 	}, {
 		name:    "no properties",
-		app:     app([]v1beta1.AppPolicy{pol("bare", TypeTopology, "")}),
+		app:     app([]v1beta1.AppPolicy{pol("bare", v1beta1.PolicyTypeTopology, "")}),
 		wantErr: `topology policy "bare" has no properties`,
 	}, {
 		name:    "invalid namespace",
-		app:     app([]v1beta1.AppPolicy{pol("ns", TypeTopology, `{"namespace": "Shop_1"}`)}),
+		app:     app([]v1beta1.AppPolicy{pol("ns", v1beta1.PolicyTypeTopology, `{"namespace": "Shop_1"}`)}),
 		wantErr: `topology policy "ns": namespace "Shop_1"`,
 	}, {
 		name:    "step names an unknown policy",
@@ -205,11 +206,11 @@ func TestResolve(t *testing.T) {
 		wantErr: `deploy step "to-prod": policy "prod" is not defined in the application's policies`,
 	}, {
 		name:    "bad override is reported at resolve time",
-		app:     app([]v1beta1.AppPolicy{pol("o", TypeOverride, `{"components": [{"name": "web", "traits": [{"properties": {}}]}]}`)}),
+		app:     app([]v1beta1.AppPolicy{pol("o", v1beta1.PolicyTypeOverride, `{"components": [{"name": "web", "traits": [{"properties": {}}]}]}`)}),
 		wantErr: `override policy "o": components[0].traits[0]: type is required`,
 	}, {
 		name:    "duplicate policy names",
-		app:     app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{}`), pol("t", TypeOverride, `{"components": []}`)}),
+		app:     app([]v1beta1.AppPolicy{pol("t", v1beta1.PolicyTypeTopology, `{}`), pol("t", v1beta1.PolicyTypeOverride, `{"components": []}`)}),
 		wantErr: `policy "t" is defined twice`,
 	}}
 	for _, tt := range tests {
@@ -232,11 +233,11 @@ func TestResolve(t *testing.T) {
 }
 
 func TestResolve_HubIsTheEmptyClusterName(t *testing.T) {
-	_, err := Resolve(app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusters": ["local", "eu-1"]}`)}), nil)
+	_, err := Resolve(app([]v1beta1.AppPolicy{pol("t", v1beta1.PolicyTypeTopology, `{"clusters": ["local", "eu-1"]}`)}), nil)
 	if err == nil {
 		t.Fatal("eu-1 resolved although no cluster was passed")
 	}
-	steps, err := Resolve(app([]v1beta1.AppPolicy{pol("t", TypeTopology, `{"clusters": ["local"]}`)}), nil)
+	steps, err := Resolve(app([]v1beta1.AppPolicy{pol("t", v1beta1.PolicyTypeTopology, `{"clusters": ["local"]}`)}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

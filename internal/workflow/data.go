@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"cuelang.org/go/cue/parser"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cueeval"
@@ -435,4 +437,68 @@ func parseData(s v1beta1.WorkflowStepBase, step *Step) {
 	for _, o := range s.Outputs {
 		step.Outputs = append(step.Outputs, Output{Name: o.Name, ValueFrom: o.ValueFrom})
 	}
+}
+
+// inputsReady reports whether a step taking inputs may start: every
+// value it takes was exported and its objects were rendered with them.
+// A value never exported (the step exporting it failed or was skipped,
+// and this one runs anyway: if: always) fails the step.
+func (r *Run) inputsReady(s *Step, ss *v1beta1.StepStatus) bool {
+	t := metav1.NewTime(r.now)
+	for _, in := range s.Inputs {
+		if _, ok := r.data.Values[in.From]; ok {
+			continue
+		}
+		producer := r.flow.producer(in.From)
+		switch ps := r.status[producer]; {
+		case ps != nil && ps.Phase == StepSkipped:
+			// Its value was never to be exported: the step taking it is
+			// skipped with it.
+			r.skip(s, ss)
+			ss.Message = fmt.Sprintf("input from %q: step %q, which exports it, was skipped", in.From, producer)
+			return false
+		case ps != nil && ps.Phase == StepSucceeded:
+			// Exported, and not read back yet (a cache behind the write):
+			// the next pass reads it.
+			ss.Message = fmt.Sprintf("waiting for the value of %q, which step %q exported", in.From, producer)
+			r.wake(time.Second)
+			return r.waitTimeout(s, ss)
+		}
+		ss.Phase, ss.Reason, ss.FirstExecuteTime, ss.LastExecuteTime = StepFailed, ReasonInputMissing, t, t
+		ss.Message = fmt.Sprintf("input from %q: step %q, which exports it, did not succeed", in.From, producer)
+		return false
+	}
+	if !r.data.Rendered[s.Name] {
+		ss.Message = renderMessage
+		if r.data.Blocked != "" {
+			ss.Message = r.data.Blocked
+		} else {
+			r.renderWanted = true
+		}
+		return r.waitTimeout(s, ss)
+	}
+	if ss.Message == renderMessage || ss.Message == r.data.Blocked {
+		ss.Message = ""
+	}
+	return true
+}
+
+// renderMessage is the message of a step waiting for its objects to be
+// rendered with the values it takes.
+const renderMessage = "waiting for its objects to be rendered with its inputs"
+
+// Export records values a step exported in this pass: the steps taking
+// them may start.
+func (r *Run) Export(values map[string]json.RawMessage) {
+	for k, v := range values {
+		r.data.Values[k] = v
+	}
+}
+
+// Values returns the values the run's steps exported so far.
+func (r *Run) Values() map[string]json.RawMessage {
+	if r == nil {
+		return nil
+	}
+	return r.data.Values
 }

@@ -26,9 +26,9 @@ func Of(app *v1beta1.Application) *v1beta1.Workflow {
 	var topologies, overrides []string
 	for _, p := range app.Spec.Policies {
 		switch p.Type {
-		case policyTopology:
+		case v1beta1.PolicyTypeTopology:
 			topologies = append(topologies, p.Name)
-		case policyOverride:
+		case v1beta1.PolicyTypeOverride:
 			overrides = append(overrides, p.Name)
 		}
 	}
@@ -54,15 +54,9 @@ func Generated(app *v1beta1.Application) bool {
 	}
 	n := 0
 	for _, p := range app.Spec.Policies {
-		if p.Type == policyTopology {
+		if p.Type == v1beta1.PolicyTypeTopology {
 			n++
 		}
 	}
 	return n > 1
 }
-
-// Policy types the generated workflow reads.
-const (
-	policyTopology = "topology"
-	policyOverride = "override"
-)

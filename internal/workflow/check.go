@@ -1,13 +1,13 @@
-package placement
+package workflow
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/workflow"
 )
 
 // UnsupportedError is a workflow instruction Steward does not carry out:
@@ -27,27 +27,27 @@ func (e *UnsupportedError) Error() string {
 	if e.Step != "" {
 		where = fmt.Sprintf("workflow step %q", e.Step)
 	}
-	return fmt.Sprintf("%s: %s is not supported by Steward, which runs deploy, apply-component, apply-object, suspend, step-group and depends-on-app steps; nothing of this version is applied. Remove it, or see docs/workflow.md", where, e.What)
+	return fmt.Sprintf("%s: %s is not supported by Steward, which runs deploy, apply-component, apply-object, suspend, step-group and depends-on-app steps; nothing of this version is applied. Remove it, or see docs/md", where, e.What)
 }
 
-// CheckWorkflow refuses a workflow with an instruction Steward would not
+// Check refuses a workflow with an instruction Steward would not
 // carry out; see UnsupportedError. A workflow it runs step by step
-// (workflow.Gated) is also checked whole: names used once, dependsOn
+// (Gated) is also checked whole: names used once, dependsOn
 // without a cycle and timeouts that parse. Its conditions are CUE: the
 // controller evaluates them, within the evaluation budget, before it
-// records a version (workflow.Flow.CheckConditions).
-func CheckWorkflow(wf *v1beta1.Workflow) error {
+// records a version (Flow.CheckConditions).
+func Check(wf *v1beta1.Workflow) error {
 	if wf == nil {
 		return nil
 	}
 	if wf.Ref != "" {
 		return &UnsupportedError{What: fmt.Sprintf("ref %q (WorkflowTemplate)", wf.Ref)}
 	}
-	if _, _, err := workflow.Mode(wf); err != nil {
+	if _, _, err := Mode(wf); err != nil {
 		return &UnsupportedError{What: err.Error()}
 	}
-	gated := workflow.Gated(wf)
-	names := workflow.Namer{}
+	gated := Gated(wf)
+	names := Namer{}
 	for _, s := range wf.Steps {
 		name := names.Name(s.WorkflowStepBase)
 		if s.Type == TypeStepGroup {
@@ -76,30 +76,26 @@ func CheckWorkflow(wf *v1beta1.Workflow) error {
 		}
 	}
 	if gated {
-		// Steps run by name: names must be distinct.
-		if err := distinctNames(wf); err != nil {
-			return err
-		}
-		if _, err := workflow.Steps(wf); err != nil {
+		if _, err := Steps(wf); err != nil {
+			if errors.As(err, new(*UnsupportedError)) {
+				return err
+			}
 			return &InvalidWorkflowError{Err: err}
 		}
 	}
 	return nil
 }
 
-// TypeStepGroup runs its sub-steps in parallel (or one by one).
-const TypeStepGroup = workflow.TypeStepGroup
-
 // checkOne checks a step that is not a step group.
 func checkOne(name string, s v1beta1.WorkflowStepBase) error {
 	switch s.Type {
-	case StepSuspend:
+	case TypeSuspend:
 		return checkSuspend(name, s)
-	case StepApplyComponent:
+	case TypeApplyComponent:
 		return checkApplyComponent(name, s)
-	case StepApplyObject:
+	case TypeApplyObject:
 		return checkApplyObject(name, s)
-	case workflow.TypeDependsOnApp:
+	case TypeDependsOnApp:
 		props, err := stepProperties(name, s.Type, s, map[string]bool{"name": true, "namespace": true})
 		if err != nil {
 			return err
@@ -125,7 +121,7 @@ func (e *InvalidWorkflowError) Unwrap() error { return e.Err }
 
 // checkStep checks a deploy step.
 func checkStep(name string, s v1beta1.WorkflowStepBase) error {
-	if s.Type != StepDeploy {
+	if s.Type != TypeDeploy {
 		return &UnsupportedError{Step: name, What: fmt.Sprintf("step type %q", s.Type)}
 	}
 	if err := checkStepFields(name, s); err != nil {
@@ -146,7 +142,7 @@ func checkStep(name string, s v1beta1.WorkflowStepBase) error {
 				return fmt.Errorf("deploy step %q: inlinePolicies: %w", name, err)
 			}
 			for _, p := range inline {
-				if p.Type != TypeTopology && p.Type != TypeOverride {
+				if p.Type != v1beta1.PolicyTypeTopology && p.Type != v1beta1.PolicyTypeOverride {
 					// A resource policy inline in a step is not read by
 					// policy.Parse: applying the step would ignore it.
 					return &UnsupportedError{Step: name, What: fmt.Sprintf("inline policy of type %q (only topology and override are read inline; list it in spec.policies)", p.Type)}
@@ -159,37 +155,6 @@ func checkStep(name string, s v1beta1.WorkflowStepBase) error {
 	}
 	return nil
 }
-
-// distinctNames refuses two steps of one name (sub-steps included), as a
-// run of a gated workflow names them (an unnamed step <type>-<n>, n
-// counting steps of the type from 1).
-func distinctNames(wf *v1beta1.Workflow) error {
-	seen := map[string]bool{}
-	names := workflow.Namer{}
-	check := func(s v1beta1.WorkflowStepBase) error {
-		name := names.Name(s)
-		if seen[name] {
-			return &UnsupportedError{Step: name, What: "a second step of the same name (each step of a workflow Steward runs step by step needs its own)"}
-		}
-		seen[name] = true
-		return nil
-	}
-	for _, s := range wf.Steps {
-		if err := check(s.WorkflowStepBase); err != nil {
-			return err
-		}
-		for _, sub := range s.SubSteps {
-			if err := check(sub); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// StepSuspend waits, between deploy steps, until the workflow is resumed
-// or for its duration (internal/workflow runs it).
-const StepSuspend = "suspend"
 
 // checkSuspend accepts a suspend step with the properties Steward reads
 // (duration, message).
@@ -210,8 +175,8 @@ func checkSuspend(name string, s v1beta1.WorkflowStepBase) error {
 		case "duration":
 			var d string
 			_ = json.Unmarshal(v, &d)
-			if p, err := time.ParseDuration(d); err != nil || p <= 0 {
-				return &UnsupportedError{Step: name, What: fmt.Sprintf("duration %s (want a positive duration such as \"30s\" or \"2m15s\")", v)}
+			if _, err := suspendDuration(name, d); err != nil {
+				return err
 			}
 		default:
 			return &UnsupportedError{Step: name, What: fmt.Sprintf("suspend property %q", k)}
@@ -220,10 +185,22 @@ func checkSuspend(name string, s v1beta1.WorkflowStepBase) error {
 	return nil
 }
 
+// suspendDuration reads a suspend step's duration: positive, or none.
+func suspendDuration(name, d string) (time.Duration, error) {
+	if d == "" {
+		return 0, nil
+	}
+	p, err := time.ParseDuration(d)
+	if err != nil || p <= 0 {
+		return 0, &UnsupportedError{Step: name, What: fmt.Sprintf("duration %q (want a positive duration such as \"30s\" or \"2m15s\")", d)}
+	}
+	return p, nil
+}
+
 // checkApplyComponent accepts an apply-component step's properties:
 // component (required) and cluster.
 func checkApplyComponent(name string, s v1beta1.WorkflowStepBase) error {
-	props, err := stepProperties(name, StepApplyComponent, s, map[string]bool{"component": true, "cluster": true})
+	props, err := stepProperties(name, TypeApplyComponent, s, map[string]bool{"component": true, "cluster": true})
 	if err != nil {
 		return err
 	}
@@ -238,7 +215,7 @@ func checkApplyComponent(name string, s v1beta1.WorkflowStepBase) error {
 // checkApplyObject accepts an apply-object step's properties: value (the
 // object, required) and cluster.
 func checkApplyObject(name string, s v1beta1.WorkflowStepBase) error {
-	props, err := stepProperties(name, StepApplyObject, s, map[string]bool{"value": false, "cluster": true})
+	props, err := stepProperties(name, TypeApplyObject, s, map[string]bool{"value": false, "cluster": true})
 	if err != nil {
 		return err
 	}
@@ -283,7 +260,7 @@ func stepProperties(name, typ string, s v1beta1.WorkflowStepBase, known map[stri
 // a step that neither takes nor exports values: Steward passes them into
 // and out of apply-component and apply-object steps only.
 func checkStepFields(name string, s v1beta1.WorkflowStepBase) error {
-	if s.Type == StepApplyComponent || s.Type == StepApplyObject {
+	if s.Type == TypeApplyComponent || s.Type == TypeApplyObject {
 		return nil
 	}
 	var fields []string

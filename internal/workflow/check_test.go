@@ -1,4 +1,4 @@
-package placement_test
+package workflow_test
 
 import (
 	"errors"
@@ -9,9 +9,10 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/placement"
+	"github.com/steward-oam/steward/internal/workflow"
 )
 
-func TestCheckWorkflow_RefusesWhatWouldBeSkipped(t *testing.T) {
+func TestCheck_RefusesWhatWouldBeSkipped(t *testing.T) {
 	tests := []struct {
 		name, workflow, want string // want: "" accepted, else in the message
 	}{
@@ -71,7 +72,7 @@ func TestCheckWorkflow_RefusesWhatWouldBeSkipped(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(tt.workflow), wf); err != nil {
 				t.Fatal(err)
 			}
-			err := placement.CheckWorkflow(wf)
+			err := workflow.Check(wf)
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -79,7 +80,7 @@ func TestCheckWorkflow_RefusesWhatWouldBeSkipped(t *testing.T) {
 				return
 			}
 			refused := func(err error) bool {
-				return errors.As(err, new(*placement.UnsupportedError)) || errors.As(err, new(*placement.InvalidWorkflowError))
+				return errors.As(err, new(*workflow.UnsupportedError)) || errors.As(err, new(*workflow.InvalidWorkflowError))
 			}
 			if !refused(err) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want an UnsupportedError or InvalidWorkflowError saying %q", err, tt.want)
@@ -90,21 +91,5 @@ func TestCheckWorkflow_RefusesWhatWouldBeSkipped(t *testing.T) {
 				t.Errorf("Resolve: %v, want the refusal", err)
 			}
 		})
-	}
-}
-
-// Values passed between components are refused, not dropped: a component
-// would be delivered without the value its inputs name.
-func TestResolve_RefusesComponentInputsAndOutputs(t *testing.T) {
-	app := &v1beta1.Application{}
-	if err := yaml.Unmarshal([]byte(`spec:
-  components:
-    - {name: db, type: x, outputs: [{name: ip, valueFrom: output.status.podIP}]}
-    - {name: api, type: x, inputs: [{from: ip, parameterKey: env.DB}]}`), app); err != nil {
-		t.Fatal(err)
-	}
-	_, err := placement.Resolve(app, nil)
-	if !errors.As(err, new(*placement.UnsupportedError)) || !strings.Contains(err.Error(), `inputs and outputs of component "db"`) {
-		t.Fatalf("error %v", err)
 	}
 }
