@@ -161,6 +161,10 @@ const (
 	// AnnotationLastApplied is the last configuration Steward applied, used
 	// for client-side three-way patches.
 	AnnotationLastApplied = "app.oam.dev/last-applied-configuration"
+	// AnnotationSharedBy lists the Applications sharing an object (a
+	// shared-resource policy), as "namespace/name" separated by commas,
+	// KubeVela's format. The first one owns and writes the object.
+	AnnotationSharedBy = "app.oam.dev/shared-by"
 	// AnnotationDefinitionDescription describes a definition.
 	AnnotationDefinitionDescription = "definition.oam.dev/description"
 

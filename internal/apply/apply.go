@@ -283,7 +283,7 @@ func (a Applier) Restore(ctx context.Context, c client.Client, ref *unstructured
 		return Result{Action: Missing}, nil
 	}
 	raw := live.GetAnnotations()[v1beta1.AnnotationLastApplied]
-	if raw == "" || live.GetAnnotations()[AnnotationSharedBy] != "" || slices.Contains(opts.KeepLiveFields, "*") {
+	if raw == "" || live.GetAnnotations()[v1beta1.AnnotationSharedBy] != "" || slices.Contains(opts.KeepLiveFields, "*") {
 		return Result{Action: Unchanged, Live: live}, nil
 	}
 	if err := a.checkOwner(live, Options{}); err != nil {

@@ -13,15 +13,10 @@ import (
 	"github.com/steward-oam/steward/api/v1beta1"
 )
 
-// AnnotationSharedBy lists the Applications sharing an object, as
-// "namespace/name" separated by commas (KubeVela's format). The first one
-// owns and writes the object.
-const AnnotationSharedBy = "app.oam.dev/shared-by"
-
 func (o Owner) key() string { return o.Namespace + "/" + o.Name }
 
 func sharedBy(obj *unstructured.Unstructured) []string {
-	v := obj.GetAnnotations()[AnnotationSharedBy]
+	v := obj.GetAnnotations()[v1beta1.AnnotationSharedBy]
 	if v == "" {
 		return nil
 	}
@@ -33,7 +28,7 @@ func setSharedBy(obj *unstructured.Unstructured, sharers ...string) {
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[AnnotationSharedBy] = strings.Join(sharers, ",")
+	ann[v1beta1.AnnotationSharedBy] = strings.Join(sharers, ",")
 	obj.SetAnnotations(ann)
 }
 
@@ -56,7 +51,7 @@ func (a Applier) joinShared(ctx context.Context, c client.Client, live *unstruct
 		return Result{Action: Unchanged, Live: live}, nil
 	}
 	list = append(list, a.Owner.key())
-	if err := patchMeta(ctx, c, live, map[string]any{"annotations": map[string]any{AnnotationSharedBy: strings.Join(list, ",")}}); err != nil {
+	if err := patchMeta(ctx, c, live, map[string]any{"annotations": map[string]any{v1beta1.AnnotationSharedBy: strings.Join(list, ",")}}); err != nil {
 		return Result{}, fmt.Errorf("joining the sharers of %s: %w", describe(live), err)
 	}
 	return Result{Action: Configured, Live: live}, nil
@@ -75,7 +70,7 @@ func (a Applier) leaveShared(ctx context.Context, c client.Client, live *unstruc
 	if !slices.Contains(all, a.Owner.key()) && !a.Owns(live) {
 		return true, nil
 	}
-	metadata := map[string]any{"annotations": map[string]any{AnnotationSharedBy: strings.Join(list, ",")}}
+	metadata := map[string]any{"annotations": map[string]any{v1beta1.AnnotationSharedBy: strings.Join(list, ",")}}
 	if a.Owns(live) {
 		ns, name, _ := strings.Cut(list[0], "/")
 		// The next owner's shard writes its own shard label on its

@@ -86,8 +86,8 @@ func Join(ctx context.Context, hub client.Client, o JoinOptions) (JoinResult, er
 }
 
 func checkJoin(o JoinOptions) error {
-	if cluster.IsLocal(o.Name) {
-		return fmt.Errorf("the name %q is reserved for the hub cluster: pass another --name", cluster.Local)
+	if v1beta1.IsLocalCluster(o.Name) {
+		return fmt.Errorf("the name %q is reserved for the hub cluster: pass another --name", v1beta1.ClusterLocal)
 	}
 	if errs := validation.IsDNS1123Subdomain(o.Name); len(errs) > 0 {
 		return fmt.Errorf("cluster name %q: %s", o.Name, strings.Join(errs, "; "))
@@ -227,8 +227,8 @@ type DetachOptions struct {
 // (namespace/name), unless Force is set; it returns those applications.
 // Nothing on the cluster itself is touched.
 func Detach(ctx context.Context, hub client.Client, o DetachOptions) ([]string, error) {
-	if cluster.IsLocal(o.Name) {
-		return nil, fmt.Errorf("%q is the hub cluster and cannot be detached", cluster.Local)
+	if v1beta1.IsLocalCluster(o.Name) {
+		return nil, fmt.Errorf("%q is the hub cluster and cannot be detached", v1beta1.ClusterLocal)
 	}
 	reg := cluster.Registry{Reader: hub, Namespace: namespaceOr(o.Namespace)}
 	s, err := reg.Secret(ctx, o.Name)

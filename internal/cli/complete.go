@@ -39,7 +39,7 @@ func ClusterNames(ctx context.Context, hub client.Reader, namespace, prefix stri
 	}
 	var out []string
 	for _, c := range clusters {
-		if (withLocal || !cluster.IsLocal(c.Name)) && strings.HasPrefix(c.Name, prefix) {
+		if (withLocal || !v1beta1.IsLocalCluster(c.Name)) && strings.HasPrefix(c.Name, prefix) {
 			out = append(out, c.Name)
 		}
 	}

@@ -249,7 +249,7 @@ func samePlacements(ctx context.Context, clients *clusterClients, app *v1beta1.A
 	if err != nil {
 		return false, err
 	}
-	steps, err := placement.Resolve(app, clusters)
+	steps, err := placement.Resolve(app, delivery.Placeable(clusters))
 	if err != nil {
 		return false, fmt.Errorf("application %s/%s: %w", app.Namespace, app.Name, err)
 	}
@@ -335,7 +335,7 @@ func (d differ) apply(ctx context.Context, obj PlacedObject) error {
 	case apply.Configured:
 		// Joining the sharers of an object another Application owns.
 		d.report.Patched = append(d.report.Patched, key)
-		_, err := fmt.Fprintf(d.out, "# %s: joins the Applications sharing it (%s)\n", key, apply.AnnotationSharedBy)
+		_, err := fmt.Fprintf(d.out, "# %s: joins the Applications sharing it (%s)\n", key, v1beta1.AnnotationSharedBy)
 		return err
 	}
 	return nil
@@ -393,7 +393,7 @@ func (d differ) fail(key tracker.Key, err error) {
 // sharedWithOthers reports whether other Applications share live, so
 // that dropping it only hands it over.
 func sharedWithOthers(live *unstructured.Unstructured, owner apply.Owner) bool {
-	for _, s := range strings.Split(live.GetAnnotations()[apply.AnnotationSharedBy], ",") {
+	for _, s := range strings.Split(live.GetAnnotations()[v1beta1.AnnotationSharedBy], ",") {
 		if s != "" && s != owner.Namespace+"/"+owner.Name {
 			return true
 		}

@@ -60,7 +60,7 @@ func diffPath(key tracker.Key, apiVersion string) string {
 		parts = append(parts, key.Namespace)
 	}
 	parts = append(parts, key.Name)
-	return displayCluster(key.Cluster) + "/" + strings.Join(parts, ".")
+	return v1beta1.ClusterDisplay(key.Cluster) + "/" + strings.Join(parts, ".")
 }
 
 // diffYAML renders an object for a diff without the fields that change

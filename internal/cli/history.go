@@ -148,7 +148,7 @@ func versionOf(appName string, rt *v1beta1.ResourceTracker) (AppVersion, error) 
 		if e.Deleted {
 			v.Deleting++
 		}
-		if c := displayCluster(e.Cluster); !slices.Contains(v.Clusters, c) {
+		if c := v1beta1.ClusterDisplay(e.Cluster); !slices.Contains(v.Clusters, c) {
 			v.Clusters = append(v.Clusters, c)
 		}
 	}

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/cluster"
 )
 
 // LsOptions are the inputs of `steward ls`.
@@ -156,9 +155,7 @@ func servedClusters(services []v1beta1.ApplicationComponentStatus) []string {
 	var out []string
 	for _, s := range services {
 		name := s.Cluster
-		if cluster.IsLocal(name) {
-			name = cluster.Local
-		}
+		name = v1beta1.ClusterDisplay(name)
 		if !slices.Contains(out, name) {
 			out = append(out, name)
 		}
@@ -169,8 +166,8 @@ func servedClusters(services []v1beta1.ApplicationComponentStatus) []string {
 
 // clusterLess orders cluster names with the hub (local) first.
 func clusterLess(a, b string) bool {
-	if cluster.IsLocal(a) != cluster.IsLocal(b) {
-		return cluster.IsLocal(a)
+	if v1beta1.IsLocalCluster(a) != v1beta1.IsLocalCluster(b) {
+		return v1beta1.IsLocalCluster(a)
 	}
 	return a < b
 }

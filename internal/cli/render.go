@@ -190,7 +190,7 @@ func WritePlaced(w io.Writer, objs []PlacedObject) error {
 			}
 		}
 		if marked {
-			if _, err := fmt.Fprintf(w, "# cluster: %s\n", displayCluster(o.Cluster)); err != nil {
+			if _, err := fmt.Fprintf(w, "# cluster: %s\n", v1beta1.ClusterDisplay(o.Cluster)); err != nil {
 				return err
 			}
 		}
@@ -204,9 +204,9 @@ func WritePlaced(w io.Writer, objs []PlacedObject) error {
 // describeClusters lists clusters for the offline header:
 // "local, eu-1 {env=prod}".
 func describeClusters(clusters []cluster.Cluster) string {
-	parts := []string{cluster.Local}
+	parts := []string{v1beta1.ClusterLocal}
 	for _, c := range clusters {
-		if cluster.IsLocal(c.Name) {
+		if v1beta1.IsLocalCluster(c.Name) {
 			continue
 		}
 		s := c.Name

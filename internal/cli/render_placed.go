@@ -55,7 +55,7 @@ func renderPlaced(app *v1beta1.Application, in placeInput) ([]PlacedObject, erro
 	fail := func(err error) error {
 		return fmt.Errorf("render application %s/%s: %w", app.Namespace, app.Name, err)
 	}
-	steps, err := placement.Resolve(app, in.clusters)
+	steps, err := placement.Resolve(app, delivery.Placeable(in.clusters))
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -105,7 +105,7 @@ func namespacedBy(ctx context.Context, clients *clusterClients) func(string, *un
 		}
 		m, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
 		if err != nil {
-			return false, fmt.Errorf("finding the scope of kind %s %q in cluster %s: %w", gvk.Kind, gvk.GroupVersion(), displayCluster(name), err)
+			return false, fmt.Errorf("finding the scope of kind %s %q in cluster %s: %w", gvk.Kind, gvk.GroupVersion(), v1beta1.ClusterDisplay(name), err)
 		}
 		return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
 	}
@@ -177,14 +177,6 @@ func sameJSON(a, b any) (bool, error) {
 func appContext(app *v1beta1.Application, gen int64, cv render.ClusterVersion) render.AppContext {
 	pv := app.Annotations[v1beta1.AnnotationPublishVersion]
 	return render.AppContext{AppRevision: delivery.RevisionNameOf(app.Name, pv, gen), AppRevisionNum: gen, PublishVersion: pv, ClusterVersion: cv}
-}
-
-// displayCluster names a cluster for output: "local" for the hub.
-func displayCluster(name string) string {
-	if cluster.IsLocal(name) {
-		return cluster.Local
-	}
-	return name
 }
 
 // ParseClusters reads --assume-cluster values, NAME or NAME=KEY=VALUE,KEY=VALUE,

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
@@ -181,9 +180,7 @@ func componentStatuses(app *v1beta1.Application, counts map[string]int) []Compon
 				continue
 			}
 			name := svc.Cluster
-			if cluster.IsLocal(name) {
-				name = cluster.Local
-			}
+			name = v1beta1.ClusterDisplay(name)
 			cs.Placements = append(cs.Placements, Placement{Cluster: name, Namespace: svc.Namespace, Healthy: svc.Healthy,
 				Message: svc.Message, Details: svc.Details, Traits: svc.Traits, Objects: counts[c.Name+"@"+name]})
 		}

@@ -250,9 +250,7 @@ func liveTree(ctx context.Context, clients Clients, rec *appRecord) (*AppTree, e
 	var names []string
 	for _, e := range entries {
 		name := e.Cluster
-		if cluster.IsLocal(name) {
-			name = cluster.Local
-		}
+		name = v1beta1.ClusterDisplay(name)
 		if _, ok := byCluster[name]; !ok {
 			names = append(names, name)
 		}

@@ -7,10 +7,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Local is the name of the hub cluster. An entry with an empty cluster
-// means the hub too.
-const Local = "local"
-
 // Clients returns the client of a target cluster.
 type Clients interface {
 	GetClient(ctx context.Context, cluster string) (client.Client, error)

@@ -3,6 +3,8 @@ package cluster
 import (
 	"errors"
 	"strings"
+
+	"github.com/steward-oam/steward/api/v1beta1"
 )
 
 // The names below are KubeVela's, so that clusters joined with `vela cluster
@@ -67,11 +69,8 @@ type Cluster struct {
 
 // LocalCluster returns the hub as a Cluster: always registered, no labels.
 func LocalCluster() Cluster {
-	return Cluster{Name: Local, Labels: map[string]string{}, CredentialType: CredentialInternal}
+	return Cluster{Name: v1beta1.ClusterLocal, Labels: map[string]string{}, CredentialType: CredentialInternal}
 }
-
-// IsLocal reports whether a cluster name means the hub.
-func IsLocal(name string) bool { return name == "" || name == Local }
 
 // IsReservedLabel reports whether a label key is bookkeeping of Steward
 // and KubeVela (cluster.core.oam.dev/...) rather than a user label.

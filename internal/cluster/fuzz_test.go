@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/steward-oam/steward/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -55,7 +56,7 @@ func FuzzCredentialsFromSecret(f *testing.F) {
 
 		c, err := ClusterFromSecret(s)
 		if err == nil {
-			if IsLocal(c.Name) || c.Name != name {
+			if v1beta1.IsLocalCluster(c.Name) || c.Name != name {
 				t.Fatalf("accepted cluster name %q from secret %q", c.Name, name)
 			}
 			for k := range c.Labels {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/steward-oam/steward/api/v1beta1"
 )
 
 // KnownDownFor is how long a failed health probe keeps a cluster skipped.
@@ -22,7 +24,7 @@ type Prober interface {
 // clients that do not probe (no Prober) are never known down.
 func KnownDown(clients Clients, cluster string) error {
 	p, ok := clients.(Prober)
-	if !ok || IsLocal(cluster) {
+	if !ok || v1beta1.IsLocalCluster(cluster) {
 		return nil
 	}
 	res, ok := p.LastProbe(cluster)

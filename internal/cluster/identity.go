@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/steward-oam/steward/api/v1beta1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
@@ -114,9 +115,7 @@ func (m *Manager) clientAs(ctx context.Context, cluster string, id Identity) (cl
 	if err := id.Validate(); err != nil {
 		return nil, err
 	}
-	if IsLocal(cluster) {
-		cluster = Local
-	}
+	cluster = v1beta1.ClusterDisplay(cluster)
 	b, err := m.baseOf(ctx, cluster)
 	if err != nil {
 		return nil, err
@@ -144,7 +143,7 @@ func (m *Manager) clientAs(ctx context.Context, cluster string, id Identity) (cl
 
 // baseOf returns the connection of a cluster's own client.
 func (m *Manager) baseOf(ctx context.Context, cluster string) (base, error) {
-	if IsLocal(cluster) {
+	if v1beta1.IsLocalCluster(cluster) {
 		cfg, hc, e, err := m.localTarget()
 		if err != nil {
 			return base{}, err

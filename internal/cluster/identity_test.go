@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steward-oam/steward/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -72,7 +73,7 @@ func TestAs_RequestsImpersonateTheServiceAccountOnHubAndSpokes(t *testing.T) {
 	tm.hub = fake.NewClientBuilder().WithRESTMapper(mapper).Build()
 	deployer := tm.As(Identity{Namespace: "team-a", Name: "deployer"})
 
-	getConfigMap(t, deployer, Local, "on-hub")
+	getConfigMap(t, deployer, v1beta1.ClusterLocal, "on-hub")
 	getConfigMap(t, deployer, "eu", "on-spoke")
 	getConfigMap(t, tm.Manager, "eu", "as-steward")
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/steward-oam/steward/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -181,7 +182,7 @@ func (m *Manager) Registry() Registry { return m.registry }
 // DialTimeout or RequestTimeout when the cluster is unreachable. The error
 // wraps ErrNotRegistered when the cluster has no Secret.
 func (m *Manager) GetClient(ctx context.Context, cluster string) (client.Client, error) {
-	if IsLocal(cluster) {
+	if v1beta1.IsLocalCluster(cluster) {
 		return m.hub, nil
 	}
 	e := m.entry(cluster)
@@ -311,7 +312,7 @@ type Connection struct {
 // Connection returns how to list and watch a cluster. The error wraps
 // ErrNotRegistered when the cluster has no Secret (it was detached).
 func (m *Manager) Connection(ctx context.Context, cluster string) (Connection, error) {
-	if IsLocal(cluster) {
+	if v1beta1.IsLocalCluster(cluster) {
 		cfg := rest.CopyConfig(m.hubConfig)
 		cfg.Timeout = 0
 		return Connection{Config: cfg, Mapper: m.hub.RESTMapper(), Version: "hub"}, nil
@@ -345,7 +346,7 @@ func (m *Manager) LastProbe(cluster string) (ProbeResult, bool) {
 func (m *Manager) existing(cluster string) *entry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if IsLocal(cluster) {
+	if v1beta1.IsLocalCluster(cluster) {
 		return m.local
 	}
 	return m.entries[cluster]

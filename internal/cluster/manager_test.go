@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/steward-oam/steward/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -119,7 +120,7 @@ func (tm *testManager) rotateToken(t *testing.T, cluster, token string) {
 
 func TestGetClient_LocalIsTheHubClient(t *testing.T) {
 	tm := newTestManager(t, "http://127.0.0.1:1", ManagerOptions{})
-	for _, name := range []string{"", Local} {
+	for _, name := range []string{"", v1beta1.ClusterLocal} {
 		c, err := tm.GetClient(context.Background(), name)
 		if err != nil || c != tm.hub {
 			t.Fatalf("GetClient(%q) = %v, %v; want the hub client", name, c, err)
@@ -182,13 +183,13 @@ func TestProbe_GaugeFollowsHealthAndDetachDeletesSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(results) != 2 || results[Local] != nil || results["eu"] != nil {
+	if len(results) != 2 || results[v1beta1.ClusterLocal] != nil || results["eu"] != nil {
 		t.Fatalf("ProbeAll = %v, want local and eu healthy", results)
 	}
 	if v, _ := tm.gauge(t, "eu"); v != 1 {
 		t.Fatalf("eu gauge = %v, want 1", v)
 	}
-	if v, _ := tm.gauge(t, Local); v != 1 {
+	if v, _ := tm.gauge(t, v1beta1.ClusterLocal); v != 1 {
 		t.Fatalf("local gauge = %v, want 1", v)
 	}
 

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/steward-oam/steward/api/v1beta1"
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -42,7 +43,7 @@ func (m *Manager) Probe(ctx context.Context, cluster string) error {
 
 // probeTarget returns how to reach a cluster, building its client first.
 func (m *Manager) probeTarget(ctx context.Context, cluster string) (*rest.Config, *http.Client, *entry, error) {
-	if IsLocal(cluster) {
+	if v1beta1.IsLocalCluster(cluster) {
 		return m.localTarget()
 	}
 	e := m.entry(cluster)
@@ -62,7 +63,7 @@ func (m *Manager) localTarget() (*rest.Config, *http.Client, *entry, error) {
 		cfg.QPS, cfg.Burst = m.hubConfig.QPS, m.hubConfig.Burst
 		httpClient, err := rest.HTTPClientFor(cfg)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("cluster %q: building http client: %w", Local, err)
+			return nil, nil, nil, fmt.Errorf("cluster %q: building http client: %w", v1beta1.ClusterLocal, err)
 		}
 		m.local = &entry{config: cfg, http: httpClient}
 	}
@@ -72,9 +73,7 @@ func (m *Manager) localTarget() (*rest.Config, *http.Client, *entry, error) {
 // record stores a probe result and logs when the cluster's state changed.
 func (m *Manager) record(ctx context.Context, cluster string, e *entry, err error) {
 	name := cluster
-	if IsLocal(name) {
-		name = Local
-	}
+	name = v1beta1.ClusterDisplay(name)
 	value := 1.0
 	if err != nil {
 		value = 0

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/steward-oam/steward/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,7 +51,7 @@ func (r Registry) List(ctx context.Context) ([]Cluster, error) {
 // Get returns one cluster; the error wraps ErrNotRegistered when there is
 // no such cluster.
 func (r Registry) Get(ctx context.Context, name string) (Cluster, error) {
-	if IsLocal(name) {
+	if v1beta1.IsLocalCluster(name) {
 		return LocalCluster(), nil
 	}
 	s, err := r.Secret(ctx, name)

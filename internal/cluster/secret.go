@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/steward-oam/steward/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -49,8 +50,8 @@ func ClusterFromSecret(s *corev1.Secret) (Cluster, error) {
 	if !ok {
 		return Cluster{}, fmt.Errorf("secret %s/%s is not a cluster secret: no %s label", s.Namespace, s.Name, LabelCredentialType)
 	}
-	if IsLocal(s.Name) {
-		return Cluster{}, fmt.Errorf("secret %s/%s: %q is reserved for the hub cluster", s.Namespace, s.Name, Local)
+	if v1beta1.IsLocalCluster(s.Name) {
+		return Cluster{}, fmt.Errorf("secret %s/%s: %q is reserved for the hub cluster", s.Namespace, s.Name, v1beta1.ClusterLocal)
 	}
 	return Cluster{
 		Name:           s.Name,

@@ -97,7 +97,7 @@ func TestClusters_JoinDeliverStopDetachRejoin(t *testing.T) {
 			t.Fatalf("probe %s: %v", p.Name, err)
 		}
 	}
-	if hub, _ := env.m.GetClient(ctx, cluster.Local); hub != env.hubClient {
+	if hub, _ := env.m.GetClient(ctx, v1beta1.ClusterLocal); hub != env.hubClient {
 		t.Fatal("local is not served by the hub client")
 	}
 
@@ -117,7 +117,7 @@ func TestClusters_JoinDeliverStopDetachRejoin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if probes["spoke-1"] != nil || probes["spoke-2"] == nil || probes[cluster.Local] != nil {
+	if probes["spoke-1"] != nil || probes["spoke-2"] == nil || probes[v1beta1.ClusterLocal] != nil {
 		t.Fatalf("ProbeAll = %v", probes)
 	}
 	wantGauges(t, env.reg, map[string]float64{"local": 1, "spoke-1": 1, "spoke-2": 0})

@@ -59,14 +59,6 @@ func (s *scope) merge(p *pass) {
 	}
 }
 
-// normalCluster spells the hub "" whatever the spelling.
-func normalCluster(name string) string {
-	if cluster.IsLocal(name) {
-		return ""
-	}
-	return name
-}
-
 // clusterGroup is the entries of one cluster, in recorded order.
 type clusterGroup struct {
 	cluster string
@@ -79,7 +71,7 @@ func byCluster(entries []v1beta1.ManagedResource) []clusterGroup {
 	idx := map[string]int{}
 	var out []clusterGroup
 	for _, e := range entries {
-		name := normalCluster(e.Cluster)
+		name := v1beta1.ClusterKey(e.Cluster)
 		i, ok := idx[name]
 		if !ok {
 			i = len(out)
@@ -129,7 +121,7 @@ func (r *ApplicationReconciler) eachClusterAtMost(limit int, groups []clusterGro
 // clusterFailure records that a whole cluster could not be reached.
 func clusterFailure(name string, err error) objectFailure {
 	if name == "" {
-		name = cluster.Local
+		name = v1beta1.ClusterLocal
 	}
 	if !strings.HasPrefix(err.Error(), fmt.Sprintf("cluster %q", name)) {
 		err = fmt.Errorf("cluster %q: %w", name, err)

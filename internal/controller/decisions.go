@@ -6,8 +6,8 @@ import (
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apply"
-	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
@@ -25,7 +25,7 @@ const (
 func decisionLog(ctx context.Context, key tracker.Key, level int) logr.Logger {
 	name := key.Cluster
 	if name == "" {
-		name = cluster.Local
+		name = v1beta1.ClusterLocal
 	}
 	obj := key
 	obj.Cluster = ""

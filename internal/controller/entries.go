@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -85,7 +84,7 @@ func (r *ApplicationReconciler) namespacedIn(ctx context.Context) scopeFunc {
 		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if meta.IsNoMatchError(err) {
 			where := "the cluster"
-			if !cluster.IsLocal(clusterName) {
+			if !v1beta1.IsLocalCluster(clusterName) {
 				where = fmt.Sprintf("cluster %q", clusterName)
 			}
 			return false, &reasonError{reason: v1beta1.ReasonKindNotFound,

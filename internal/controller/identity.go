@@ -94,7 +94,7 @@ func checkBoundary(app *v1beta1.Application, id cluster.Identity, entries []v1be
 	for _, e := range entries {
 		if err := outsideBoundary(app, id, e); err != nil {
 			by := describeSource(e.Component, e.Trait, e.Step)
-			if !cluster.IsLocal(e.Cluster) {
+			if !v1beta1.IsLocalCluster(e.Cluster) {
 				by += fmt.Sprintf(" in cluster %q", e.Cluster)
 			}
 			return &reasonError{reason: reasonOf(err, ""), err: fmt.Errorf("%s renders %w", by, err)}

@@ -100,7 +100,7 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 // step by step, one step: two steps that deliver a component to two
 // namespaces of one cluster are judged each on its own objects.
 func healthKey(component, clusterName, step string) string {
-	k := component + "@" + normalCluster(clusterName)
+	k := component + "@" + v1beta1.ClusterKey(clusterName)
 	if step != "" {
 		k += "/" + step
 	}

@@ -353,7 +353,7 @@ func (r *ApplicationReconciler) placements(ctx context.Context, app *v1beta1.App
 		}
 		clusters = list
 	}
-	return placement.Resolve(app, clusters)
+	return placement.Resolve(app, delivery.Placeable(clusters))
 }
 
 // placementsMoved reports whether the clusters a topology policy selects

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/tracker"
 	"github.com/steward-oam/steward/internal/workflow"
 )
@@ -128,7 +127,7 @@ func blockedSteps(s *scope, entries []v1beta1.ManagedResource, entriesErr error)
 			continue
 		}
 		byKey[tracker.KeyOf(e)] = e.Step
-		c := normalCluster(e.Cluster)
+		c := v1beta1.ClusterKey(e.Cluster)
 		byCluster[c] = append(byCluster[c], e.Step)
 		byComponent[e.Component] = append(byComponent[e.Component], e.Step)
 	}
@@ -142,7 +141,7 @@ func blockedSteps(s *scope, entries []v1beta1.ManagedResource, entriesErr error)
 			return nil
 		}
 		// The cluster failed: every step with objects there.
-		for _, step := range byCluster[normalCluster(f.Key.Cluster)] {
+		for _, step := range byCluster[v1beta1.ClusterKey(f.Key.Cluster)] {
 			blocked[step] = true
 		}
 	}
@@ -173,7 +172,7 @@ func (r *ApplicationReconciler) appRunning(ctx context.Context, s *scope, ref st
 		err = s.identityErr
 	} else {
 		var c client.Client
-		if c, err = s.clients.GetClient(ctx, cluster.Local); err == nil {
+		if c, err = s.clients.GetClient(ctx, v1beta1.ClusterLocal); err == nil {
 			err = c.Get(ctx, key, other)
 		}
 	}
@@ -219,7 +218,7 @@ func unhealthyInStep(s *scope, entries []v1beta1.ManagedResource, entriesErr err
 		// A component the spec no longer names is not judged.
 		if h, ok := s.health[k]; ok && !h.Healthy {
 			name := e.Component
-			if !cluster.IsLocal(e.Cluster) {
+			if !v1beta1.IsLocalCluster(e.Cluster) {
 				name += " in cluster " + e.Cluster
 			}
 			if h.Message != "" {

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/apply"
 )
 
 func getConfigMap(t *testing.T, ns, name string) (*corev1.ConfigMap, error) {
@@ -225,7 +224,7 @@ func TestPolicy_SharedResourceGoesWithTheLastSharer(t *testing.T) {
 	if got.Data["by"] != "one" {
 		t.Errorf("the second sharer wrote the object: %v", got.Data)
 	}
-	if sb := got.Annotations[apply.AnnotationSharedBy]; sb != ns+"/one,"+ns+"/two" {
+	if sb := got.Annotations[v1beta1.AnnotationSharedBy]; sb != ns+"/one,"+ns+"/two" {
 		t.Errorf("shared-by = %q", sb)
 	}
 	deleteApp(t, ns, "one")

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/apply"
 	"github.com/steward-oam/steward/internal/cli"
 	"github.com/steward-oam/steward/internal/watch"
 )
@@ -222,7 +221,7 @@ func TestWatchMode_EverySharerOfADeletedSharedResourceIsWoken(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if sb := got.Annotations[apply.AnnotationSharedBy]; sb != both {
+		if sb := got.Annotations[v1beta1.AnnotationSharedBy]; sb != both {
 			return fmt.Errorf("shared-by = %q", sb)
 		}
 		return nil
@@ -245,7 +244,7 @@ func TestWatchMode_EverySharerOfADeletedSharedResourceIsWoken(t *testing.T) {
 			return fmt.Errorf("still the old object")
 		}
 		// Whichever sharer re-created it is listed first.
-		if sb := got.Annotations[apply.AnnotationSharedBy]; sb != both && sb != ns+"/two,"+ns+"/one" {
+		if sb := got.Annotations[v1beta1.AnnotationSharedBy]; sb != both && sb != ns+"/two,"+ns+"/one" {
 			return fmt.Errorf("shared-by = %q", sb)
 		}
 		return nil

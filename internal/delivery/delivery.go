@@ -12,7 +12,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -291,7 +290,7 @@ func UsesTopology(app *v1beta1.Application) bool {
 				var props struct {
 					Cluster string `json:"cluster"`
 				}
-				if json.Unmarshal(st.Properties.Raw, &props) == nil && props.Cluster != "" && !cluster.IsLocal(props.Cluster) {
+				if json.Unmarshal(st.Properties.Raw, &props) == nil && props.Cluster != "" && !v1beta1.IsLocalCluster(props.Cluster) {
 					return true
 				}
 			}

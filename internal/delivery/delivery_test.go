@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/render"
@@ -78,7 +77,7 @@ workflow:
   steps:
     - {name: eu, type: deploy, properties: {policies: [eu, v2]}}
 `)
-	steps, err := placement.Resolve(app, []cluster.Cluster{{Name: "eu-1"}})
+	steps, err := placement.Resolve(app, []placement.Cluster{{Name: "eu-1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +136,7 @@ workflow:
     - {name: first, type: deploy, properties: {policies: [eu]}}
     - {name: again, type: deploy, properties: {policies: [eu]}}
 `)
-	steps, err = placement.Resolve(twice, []cluster.Cluster{{Name: "eu-1"}})
+	steps, err = placement.Resolve(twice, []placement.Cluster{{Name: "eu-1"}})
 	if err != nil {
 		t.Fatal(err)
 	}

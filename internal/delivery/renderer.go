@@ -3,6 +3,8 @@ package delivery
 import (
 	"fmt"
 
+	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/sandbox"
 )
@@ -33,3 +35,13 @@ func NewRenderer(b sandbox.Budget, observer sandbox.Observer, opts ...render.Opt
 // renderTimeouts is how many evaluation timeouts one version's renders
 // may take together.
 const renderTimeouts = 3
+
+// Placeable is the registered clusters as placement chooses from them:
+// their names and labels.
+func Placeable(clusters []cluster.Cluster) []placement.Cluster {
+	out := make([]placement.Cluster, len(clusters))
+	for i, c := range clusters {
+		out[i] = placement.Cluster{Name: c.Name, Labels: c.Labels}
+	}
+	return out
+}

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/workflow"
 )
 
@@ -35,7 +34,7 @@ type Placement struct {
 func (p Placement) String() string {
 	s := p.Cluster
 	if s == "" {
-		s = cluster.Local
+		s = v1beta1.ClusterLocal
 	}
 	if p.Namespace != "" {
 		s += "/" + p.Namespace
@@ -97,7 +96,7 @@ type deployProperties struct {
 // Application, in the order they are listed. clusters are the registered
 // clusters (local is always known). Errors name the step and the policy
 // and are the user's to fix.
-func Resolve(app *v1beta1.Application, clusters []cluster.Cluster) ([]Step, error) {
+func Resolve(app *v1beta1.Application, clusters []Cluster) ([]Step, error) {
 	wf := workflow.Of(app)
 	if err := workflow.Check(wf); err != nil {
 		return nil, err
@@ -348,8 +347,8 @@ func resolveStep(name string, policies []v1beta1.AppPolicy, parallelism int, kno
 // stepCluster is the cluster an apply-component or apply-object step
 // names, the hub when it names none.
 func stepCluster(step, name string, known registered) (string, error) {
-	if name == "" || cluster.IsLocal(name) {
-		return cluster.Local, nil
+	if v1beta1.IsLocalCluster(name) {
+		return v1beta1.ClusterLocal, nil
 	}
 	if _, ok := known.byName[name]; !ok {
 		return "", fmt.Errorf("step %q: cluster %q is not registered (registered: %s)", step, name, known.names())
@@ -357,27 +356,33 @@ func stepCluster(step, name string, known registered) (string, error) {
 	return name, nil
 }
 
-type registered struct {
-	ordered []cluster.Cluster
-	byName  map[string]cluster.Cluster
+// Cluster is a cluster a topology policy may select: a registered
+// cluster's name and labels (internal/cluster reads them from the cluster
+// Secrets; placement reads nothing).
+type Cluster struct {
+	Name   string
+	Labels map[string]string
 }
 
-func knownClusters(clusters []cluster.Cluster) registered {
-	r := registered{byName: make(map[string]cluster.Cluster, len(clusters)+1)}
+type registered struct {
+	ordered []Cluster
+	byName  map[string]Cluster
+}
+
+func knownClusters(clusters []Cluster) registered {
+	r := registered{byName: make(map[string]Cluster, len(clusters)+1)}
 	for _, c := range clusters {
-		if cluster.IsLocal(c.Name) {
-			c.Name = cluster.Local
-		}
+		c.Name = v1beta1.ClusterDisplay(c.Name)
 		if _, dup := r.byName[c.Name]; dup {
 			continue
 		}
 		r.byName[c.Name] = c
 		r.ordered = append(r.ordered, c)
 	}
-	if _, ok := r.byName[cluster.Local]; !ok {
-		local := cluster.LocalCluster()
+	if _, ok := r.byName[v1beta1.ClusterLocal]; !ok {
+		local := Cluster{Name: v1beta1.ClusterLocal, Labels: map[string]string{}}
 		r.byName[local.Name] = local
-		r.ordered = append([]cluster.Cluster{local}, r.ordered...)
+		r.ordered = append([]Cluster{local}, r.ordered...)
 	}
 	return r
 }

@@ -8,12 +8,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/workflow"
 )
 
-var registry = []cluster.Cluster{
-	cluster.LocalCluster(),
+var registry = []Cluster{
+	{Name: v1beta1.ClusterLocal, Labels: map[string]string{}},
 	{Name: "eu-1", Labels: map[string]string{"region": "eu", "env": "prod"}},
 	{Name: "eu-2", Labels: map[string]string{"region": "eu", "env": "staging"}},
 	{Name: "us-1", Labels: map[string]string{"region": "us", "env": "prod"}},

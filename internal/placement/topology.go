@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/cluster"
 )
 
 // topologySpec is the topology policy's properties, as KubeVela defines
@@ -70,7 +69,7 @@ func topologyPlacements(p v1beta1.AppPolicy, known registered) ([]Placement, err
 	switch {
 	case spec.Clusters != nil:
 		for _, n := range spec.Clusters {
-			if _, ok := known.byName[n]; !ok && !cluster.IsLocal(n) {
+			if _, ok := known.byName[n]; !ok && !v1beta1.IsLocalCluster(n) {
 				return nil, fmt.Errorf("topology policy %q: cluster %q is not registered (registered: %s)", p.Name, n, known.names())
 			}
 			names = append(names, n)
@@ -89,11 +88,11 @@ func topologyPlacements(p v1beta1.AppPolicy, known registered) ([]Placement, err
 				p.Name, formatLabels(spec.ClusterLabelSelector))
 		}
 	default:
-		names = []string{cluster.Local}
+		names = []string{v1beta1.ClusterLocal}
 	}
 	out := make([]Placement, 0, len(names))
 	for _, n := range names {
-		if cluster.IsLocal(n) {
+		if v1beta1.IsLocalCluster(n) {
 			n = ""
 		}
 		out = append(out, Placement{Cluster: n, Namespace: spec.Namespace})

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
 )
 
@@ -86,11 +87,7 @@ func (k kindKey) String() string {
 	if k.Group != "" {
 		s += "." + k.Group
 	}
-	c := k.Cluster
-	if c == "" {
-		c = cluster.Local
-	}
-	return s + "@" + c
+	return s + "@" + v1beta1.ClusterDisplay(k.Cluster)
 }
 
 // supervise makes the running informers those of the kinds in use, in
@@ -163,18 +160,11 @@ func (w *Watcher) supervise(ctx context.Context) {
 		perCluster[k.Cluster]++
 	}
 	for c := range conns {
-		w.opts.Metrics.SetWatchInformers(clusterName(c), perCluster[c])
+		w.opts.Metrics.SetWatchInformers(v1beta1.ClusterDisplay(c), perCluster[c])
 	}
 	for c, n := range perCluster {
-		w.opts.Metrics.SetWatchInformers(clusterName(c), n)
+		w.opts.Metrics.SetWatchInformers(v1beta1.ClusterDisplay(c), n)
 	}
-}
-
-func clusterName(c string) string {
-	if c == "" {
-		return cluster.Local
-	}
-	return c
 }
 
 // errUnreachable pauses the informers of a cluster whose last probe failed.

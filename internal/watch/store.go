@@ -12,7 +12,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/apply"
 )
 
 // store is the reflector's store of one kind in one cluster: for every
@@ -117,7 +116,7 @@ func entryOf(obj any) (storeKey, cached, bool) {
 			Name:      labels[v1beta1.LabelAppName],
 		}),
 	}
-	if v := m.GetAnnotations()[apply.AnnotationSharedBy]; v != "" {
+	if v := m.GetAnnotations()[v1beta1.AnnotationSharedBy]; v != "" {
 		c.sharers = unique.Make(v)
 	}
 	return storeKey{namespace: unique.Make(m.GetNamespace()), name: m.GetName()}, c, true
@@ -213,8 +212,8 @@ func trim(obj any) (any, error) {
 			t.Labels[l] = v
 		}
 	}
-	if v, ok := m.Annotations[apply.AnnotationSharedBy]; ok {
-		t.Annotations = map[string]string{apply.AnnotationSharedBy: v}
+	if v, ok := m.Annotations[v1beta1.AnnotationSharedBy]; ok {
+		t.Annotations = map[string]string{v1beta1.AnnotationSharedBy: v}
 	}
 	return t, nil
 }

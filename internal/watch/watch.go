@@ -145,11 +145,9 @@ func New(opts Options) *Watcher {
 	}
 }
 
-// normalize names the hub "" in keys.
+// normalize keys the hub's objects by its one cluster key.
 func normalize(k tracker.Key) tracker.Key {
-	if cluster.IsLocal(k.Cluster) {
-		k.Cluster = ""
-	}
+	k.Cluster = v1beta1.ClusterKey(k.Cluster)
 	return k
 }
 
