@@ -219,3 +219,32 @@ const (
 	// PolicyTypeSharedResource lets Applications share objects.
 	PolicyTypeSharedResource = "shared-resource"
 )
+
+// Reasons of the events Steward records on an Application, besides the
+// condition reasons above (a Warning event carries the reason of the
+// Ready condition that turned False).
+const (
+	// EventApplied: a new version, or a rollback, was applied; the note
+	// names what was created and configured.
+	EventApplied = "Applied"
+	// EventDriftRepaired: StateKeep restored objects someone else changed
+	// or deleted.
+	EventDriftRepaired = "DriftRepaired"
+	// EventGarbageCollected: objects no current version renders were
+	// deleted.
+	EventGarbageCollected = "GarbageCollected"
+	// EventReady: the Application became Ready.
+	EventReady = "Ready"
+	// EventInvalidReconcileInterval: the app.oam.dev/reconcile-interval
+	// annotation was ignored; the note says why.
+	EventInvalidReconcileInterval = "InvalidReconcileInterval"
+	// EventRolledBack: an earlier publishVersion's recorded manifests were
+	// applied again.
+	EventRolledBack = "RolledBack"
+	// EventLeftBehind: objects in clusters no longer registered were
+	// dropped from the trackers without being deleted.
+	EventLeftBehind = "LeftBehind"
+	// EventResourceTrackerRecreated: trackers someone deleted by hand were
+	// re-created with what they listed.
+	EventResourceTrackerRecreated = "ResourceTrackerRecreated"
+)

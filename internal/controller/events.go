@@ -11,18 +11,6 @@ import (
 	"github.com/steward-oam/steward/api/v1beta1"
 )
 
-// Event reasons.
-const (
-	eventApplied          = "Applied"
-	eventDriftRepaired    = "DriftRepaired"
-	eventGarbageCollected = "GarbageCollected"
-	eventReady            = "Ready"
-	eventInvalidInterval  = "InvalidReconcileInterval"
-	eventRolledBack       = "RolledBack"
-	eventLeftBehind       = "LeftBehind"
-	eventTrackerRecreated = "ResourceTrackerRecreated"
-)
-
 // warnedIntervals remembers the last ignored reconcile-interval annotation
 // per Application so that the warning is emitted once, not every pass.
 type warnedIntervals struct {
@@ -59,9 +47,9 @@ func (r *ApplicationReconciler) emitEvents(s *scope, before *v1beta1.Application
 	}
 	app := s.app
 	if len(s.keep.changes) > 0 {
-		reason, verb := eventDriftRepaired, "repaired drift of"
+		reason, verb := v1beta1.EventDriftRepaired, "repaired drift of"
 		if s.fresh || len(s.flow.Dispatching()) > 0 {
-			reason, verb = eventApplied, "applied"
+			reason, verb = v1beta1.EventApplied, "applied"
 		}
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, reason, "Apply", "%s %s", verb, describeChanges(s.keep.changes))
 		if !s.fresh && len(s.flow.Dispatching()) == 0 {
@@ -74,21 +62,21 @@ func (r *ApplicationReconciler) emitEvents(s *scope, before *v1beta1.Application
 		r.Metrics.GCDeleted(c.Key.Kind)
 	}
 	if s.rolledBack && s.current != nil {
-		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, eventRolledBack, "Rollback", "rolled back to %s: its recorded manifests are applied again", liveRevision(app, s.current).Name)
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, v1beta1.EventRolledBack, "Rollback", "rolled back to %s: its recorded manifests are applied again", liveRevision(app, s.current).Name)
 	}
 	if len(s.recreated) > 0 {
-		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, eventTrackerRecreated, "Reconcile",
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, v1beta1.EventResourceTrackerRecreated, "Reconcile",
 			"re-created resource trackers deleted by hand, with what they listed: %s", strings.Join(s.recreated, ", "))
 	}
 	if len(s.gc.leftBehind) > 0 {
-		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, eventLeftBehind, "Delete",
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, v1beta1.EventLeftBehind, "Delete",
 			"left in place because their cluster is no longer registered: %s", keysString(s.gc.leftBehind, failureListLimit))
 	}
 	if len(s.gc.deleted) > 0 {
-		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, eventGarbageCollected, "Delete", "deleted %s", describeChanges(s.gc.deleted))
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, v1beta1.EventGarbageCollected, "Delete", "deleted %s", describeChanges(s.gc.deleted))
 	}
 	if s.intervalWarning != "" && r.warned.firstTime(app.Namespace+"/"+app.Name, s.intervalWarning) {
-		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, eventInvalidInterval, "Reconcile", "%s", s.intervalWarning)
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, v1beta1.EventInvalidReconcileInterval, "Reconcile", "%s", s.intervalWarning)
 	}
 	// A delete that failed (refused, typically) does not make the
 	// Application unready, so Ready says nothing of it: its own warning
@@ -104,7 +92,7 @@ func (r *ApplicationReconciler) emitEvents(s *scope, before *v1beta1.Application
 		return
 	}
 	if now.Status == "True" {
-		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, eventReady, "Reconcile", "%s", now.Message)
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, v1beta1.EventReady, "Reconcile", "%s", now.Message)
 		return
 	}
 	r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", now.Message)

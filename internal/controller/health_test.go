@@ -135,14 +135,14 @@ func TestDrift_RepairProducesOneEventAndACounterIncrement(t *testing.T) {
 	if err := testClient.Patch(context.Background(), dep, patch); err != nil {
 		t.Fatal(err)
 	}
-	note := waitEvent(t, ns, "web", eventDriftRepaired)
+	note := waitEvent(t, ns, "web", v1beta1.EventDriftRepaired)
 	if !strings.Contains(note, "Deployment.apps "+ns+"/web") || !strings.Contains(note, "spec.replicas") {
 		t.Errorf("event %q does not say which object and field drifted", note)
 	}
 	time.Sleep(5 * time.Second)
 	n := 0
 	for _, e := range appEvents(t, ns, "web") {
-		if e.Reason == eventDriftRepaired {
+		if e.Reason == v1beta1.EventDriftRepaired {
 			n++
 		}
 	}

@@ -85,7 +85,7 @@ func TestNormalize_CustomResourceIsNeitherRewrittenNorRejected(t *testing.T) {
 		}
 	}
 	for _, e := range appEvents(t, ns, "gizmo") {
-		if e.Reason == eventDriftRepaired {
+		if e.Reason == v1beta1.EventDriftRepaired {
 			t.Errorf("drift reported in a steady state: %s", e.Note)
 		}
 	}

@@ -263,7 +263,7 @@ func (r *ApplicationReconciler) exportOutputs(ctx context.Context, s *scope, ent
 		if manifest, err := tracker.Manifest(e); err == nil {
 			name = manifest.GetLabels()[v1beta1.LabelTraitResource]
 		}
-		if step.Type == workflow.TypeApplyObject || name == "" {
+		if step.Type == v1beta1.WorkflowStepTypeApplyObject || name == "" {
 			scope["output"] = live.Object
 			continue
 		}

@@ -48,9 +48,9 @@ func (r *ApplicationReconciler) advanceWorkflow(ctx context.Context, s *scope) e
 	}
 	log := ctrl.LoggerFrom(ctx).V(decisionLevel)
 	switch s.flow.Status.Phase {
-	case workflow.PhaseSuspending:
+	case v1beta1.WorkflowPhaseSuspending:
 		log.Info("Workflow suspended: the steps after it apply nothing until it is resumed", "revision", rev, "message", s.flow.Status.Message)
-	case workflow.PhaseTerminated:
+	case v1beta1.WorkflowPhaseTerminated:
 		log.Info("Workflow terminated: the steps it had not reached apply nothing", "revision", rev)
 	}
 	return nil
@@ -93,7 +93,7 @@ func (r *ApplicationReconciler) finishWorkflow(ctx context.Context, s *scope) er
 	blocked := blockedSteps(s, entries, entriesErr)
 	s.flow.Finish(func(name string) (bool, string) {
 		step, _ := s.flow.Step(name)
-		if step.Type == workflow.TypeDependsOnApp {
+		if step.Type == v1beta1.WorkflowStepTypeDependsOnApp {
 			return r.appRunning(ctx, s, step.App)
 		}
 		if blocked == nil || blocked[name] {
@@ -269,13 +269,13 @@ func workflowCondition(s *scope) (reason, message string, ok bool) {
 		return "", "", false
 	}
 	st := s.flow.Status
-	if st.Phase == workflow.PhaseFailed {
+	if st.Phase == v1beta1.WorkflowPhaseFailed {
 		return v1beta1.ReasonWorkflowFailed, st.Message + "; the steps after it that have no if condition were skipped; fix it and change the Application, or `steward workflow restart " + s.app.Name + "`", true
 	}
 	switch st.Phase {
-	case workflow.PhaseSuspending:
+	case v1beta1.WorkflowPhaseSuspending:
 		return v1beta1.ReasonWorkflowSuspended, fmt.Sprintf("%s; resume it with `steward workflow resume %s` (or `vela workflow resume`)", st.Message, s.app.Name), true
-	case workflow.PhaseTerminated:
+	case v1beta1.WorkflowPhaseTerminated:
 		return v1beta1.ReasonWorkflowTerminated, st.Message, true
 	}
 	var running []string
@@ -287,23 +287,23 @@ func workflowCondition(s *scope) (reason, message string, ok bool) {
 		running = append(running, msg)
 	}
 	for _, step := range st.Steps {
-		if step.Phase != workflow.StepRunning && step.Phase != workflow.StepPending {
+		if step.Phase != v1beta1.WorkflowStepRunning && step.Phase != v1beta1.WorkflowStepPending {
 			continue
 		}
-		if step.Phase == workflow.StepPending && len(running) > 0 {
+		if step.Phase == v1beta1.WorkflowStepPending && len(running) > 0 {
 			// Steps one by one: the first pending step is the next.
 			break
 		}
 		n := len(running)
 		for _, sub := range step.SubStepsStatus {
-			if sub.Phase == workflow.StepRunning {
+			if sub.Phase == v1beta1.WorkflowStepRunning {
 				describe(sub)
 			}
 		}
 		if len(running) == n {
 			describe(step.StepStatus)
 		}
-		if step.Phase == workflow.StepPending {
+		if step.Phase == v1beta1.WorkflowStepPending {
 			break
 		}
 	}

@@ -187,7 +187,7 @@ func TestLifecycle_RollbackByPublishVersionRestoresTheEarlierObjects(t *testing.
 		return nil
 	})
 	waitReady(t, ns, "web")
-	waitEvent(t, ns, "web", eventRolledBack)
+	waitEvent(t, ns, "web", v1beta1.EventRolledBack)
 	assertNoOrphans(t, ns, "web")
 }
 
@@ -348,7 +348,7 @@ func TestLifecycle_AbortedPassesNeitherRollBackNorSkipTheDispatch(t *testing.T) 
 		t.Fatal("a hook never fired: the story did not happen")
 	}
 	for _, e := range appEvents(t, ns, "web") {
-		if e.Reason == eventRolledBack {
+		if e.Reason == v1beta1.EventRolledBack {
 			t.Errorf("false rollback event: %s", e.Note)
 		}
 	}

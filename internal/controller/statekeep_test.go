@@ -180,7 +180,7 @@ spec:
 	if _, err := getDeployment(t, ns, "invalid"); !apierrors.IsNotFound(err) {
 		t.Errorf("the app with an invalid interval was re-synced early: %v", err)
 	}
-	waitEvent(t, ns, "invalid", eventInvalidInterval)
+	waitEvent(t, ns, "invalid", v1beta1.EventInvalidReconcileInterval)
 }
 
 func TestReconcileInterval_ParsesAndFallsBack(t *testing.T) {

@@ -97,7 +97,7 @@ func TestTrackers_HandDeletedOlderTrackerStillCollectsItsGarbage(t *testing.T) {
 		}
 		return nil
 	})
-	waitEvent(t, ns, "web", eventTrackerRecreated)
+	waitEvent(t, ns, "web", v1beta1.EventResourceTrackerRecreated)
 }
 
 func TestTrackers_OfAGoneApplicationCanBeDeleted(t *testing.T) {
@@ -195,7 +195,7 @@ func TestTrackers_StoppedHalfwayThroughARecreationLosesNothing(t *testing.T) {
 		}
 		return nil
 	})
-	waitEvent(t, ns, "web", eventTrackerRecreated)
+	waitEvent(t, ns, "web", v1beta1.EventResourceTrackerRecreated)
 	deleteApp(t, ns, "web")
 	if serviceExists(t, ns, "web") {
 		t.Error("the Service the lost root tracker listed was orphaned: it survived the app's deletion")

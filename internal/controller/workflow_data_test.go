@@ -14,7 +14,6 @@ import (
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cli"
 	"github.com/steward-oam/steward/internal/tracker"
-	"github.com/steward-oam/steward/internal/workflow"
 )
 
 // dataApp passes values between steps: the ClusterIP the API server gives
@@ -68,7 +67,7 @@ func TestWorkflow_OutputsFeedLaterSteps(t *testing.T) {
 
 	eventually(t, 30*time.Second, "db exported its address, api waiting for health", func() error {
 		w := getApp(t, ns, "data").Status.Workflow
-		if w == nil || len(w.Steps) != 4 || w.Steps[0].Phase != workflow.StepSucceeded || w.Steps[1].Phase != workflow.StepRunning {
+		if w == nil || len(w.Steps) != 4 || w.Steps[0].Phase != v1beta1.WorkflowStepSucceeded || w.Steps[1].Phase != v1beta1.WorkflowStepRunning {
 			return fmt.Errorf("workflow %+v", w)
 		}
 		return nil
@@ -90,7 +89,7 @@ func TestWorkflow_OutputsFeedLaterSteps(t *testing.T) {
 
 	setReady(t, ns, "api")
 	app := waitReady(t, ns, "data")
-	if w := app.Status.Workflow; !w.Finished || w.Phase != workflow.PhaseSucceeded {
+	if w := app.Status.Workflow; !w.Finished || w.Phase != v1beta1.WorkflowPhaseSucceeded {
 		t.Fatalf("workflow %+v", w)
 	}
 	settings, err := getConfigMap(t, ns, "settings")
@@ -151,7 +150,7 @@ func TestWorkflow_OutputsFeedLaterSteps(t *testing.T) {
 	eventually(t, 30*time.Second, "the restarted run finished", func() error {
 		app := getApp(t, ns, "data")
 		w := app.Status.Workflow
-		if w == nil || !w.Finished || w.Phase != workflow.PhaseSucceeded || app.Status.Phase != v1beta1.ApplicationRunning {
+		if w == nil || !w.Finished || w.Phase != v1beta1.WorkflowPhaseSucceeded || app.Status.Phase != v1beta1.ApplicationRunning {
 			return fmt.Errorf("workflow %+v", w)
 		}
 		return nil

@@ -15,7 +15,6 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cli"
-	"github.com/steward-oam/steward/internal/workflow"
 )
 
 // gatedSpec deploys one ConfigMap to a staging namespace, waits for
@@ -95,7 +94,7 @@ func waitSuspended(t *testing.T, ns string) *v1beta1.Application {
 		if w == nil || !w.Suspend || app.Status.Phase != v1beta1.ApplicationWorkflowSuspending || app.Status.ObservedGeneration != app.Generation {
 			return fmt.Errorf("phase %s, workflow %+v", app.Status.Phase, w)
 		}
-		if len(w.Steps) != 3 || w.Steps[0].Phase != workflow.StepSucceeded || w.Steps[1].Phase != workflow.StepSuspending || w.Steps[2].Phase != workflow.StepPending {
+		if len(w.Steps) != 3 || w.Steps[0].Phase != v1beta1.WorkflowStepSucceeded || w.Steps[1].Phase != v1beta1.WorkflowStepSuspending || w.Steps[2].Phase != v1beta1.WorkflowStepPending {
 			return fmt.Errorf("steps %+v", w.Steps)
 		}
 		return nil
@@ -150,7 +149,7 @@ func TestWorkflow_ApprovalGate(t *testing.T) {
 	if configMapExists(t, prod, "cfg") {
 		t.Fatal("production got the version before the approval, after a spec change reordered the steps")
 	}
-	if w := getApp(t, ns, "gate").Status.Workflow; w == nil || !w.Suspend || w.Steps[1].Phase != workflow.StepSuspending {
+	if w := getApp(t, ns, "gate").Status.Workflow; w == nil || !w.Suspend || w.Steps[1].Phase != v1beta1.WorkflowStepSuspending {
 		t.Fatalf("the run left the gate: %+v", w)
 	}
 	setSpec(t, ns, "gate", gatedSpec(ns, "cfg"), nil)
@@ -167,7 +166,7 @@ func TestWorkflow_ApprovalGate(t *testing.T) {
 		return nil
 	})
 	app = waitReady(t, ns, "gate")
-	if w := app.Status.Workflow; w == nil || !w.Finished || w.Suspend || w.Phase != workflow.PhaseSucceeded || app.Status.Phase != v1beta1.ApplicationRunning {
+	if w := app.Status.Workflow; w == nil || !w.Finished || w.Suspend || w.Phase != v1beta1.WorkflowPhaseSucceeded || app.Status.Phase != v1beta1.ApplicationRunning {
 		t.Fatalf("after the resume: phase %s, workflow %+v", app.Status.Phase, app.Status.Workflow)
 	}
 	firstRun := app.Status.Workflow.AppRevision
@@ -197,8 +196,8 @@ func TestWorkflow_ApprovalGate(t *testing.T) {
 		app := getApp(t, ns, "gate")
 		app.Status.Workflow.Suspend = false
 		for i := range app.Status.Workflow.Steps {
-			if app.Status.Workflow.Steps[i].Phase == workflow.StepSuspending {
-				app.Status.Workflow.Steps[i].Phase = workflow.StepRunning
+			if app.Status.Workflow.Steps[i].Phase == v1beta1.WorkflowStepSuspending {
+				app.Status.Workflow.Steps[i].Phase = v1beta1.WorkflowStepRunning
 			}
 		}
 		return testClient.Status().Update(ctx, app)
@@ -259,7 +258,7 @@ func TestWorkflow_DeployStepWaitsForHealth(t *testing.T) {
 	running := func(step int) func() error {
 		return func() error {
 			w := getApp(t, ns, "gate").Status.Workflow
-			if w == nil || w.Suspend || w.Finished || w.Steps[step].Phase != workflow.StepRunning ||
+			if w == nil || w.Suspend || w.Finished || w.Steps[step].Phase != v1beta1.WorkflowStepRunning ||
 				!strings.Contains(w.Steps[step].Message, "waiting for components to become healthy: api (ready 0/2)") {
 				return fmt.Errorf("workflow %+v", w)
 			}
@@ -295,7 +294,7 @@ func TestWorkflow_DeployStepWaitsForHealth(t *testing.T) {
 	})
 	setReady(t, prod, "api")
 	app := waitReady(t, ns, "gate")
-	if w := app.Status.Workflow; w == nil || !w.Finished || w.Phase != workflow.PhaseSucceeded {
+	if w := app.Status.Workflow; w == nil || !w.Finished || w.Phase != v1beta1.WorkflowPhaseSucceeded {
 		t.Fatalf("workflow %+v", w)
 	}
 }
@@ -323,7 +322,7 @@ spec:
 		app := getApp(t, ns, "gate")
 		w := app.Status.Workflow
 		if w == nil || !w.Suspend || app.Status.Phase != v1beta1.ApplicationWorkflowSuspending ||
-			w.Steps[0].Phase != workflow.StepSucceeded || w.Steps[1].Phase != workflow.StepSuspending {
+			w.Steps[0].Phase != v1beta1.WorkflowStepSucceeded || w.Steps[1].Phase != v1beta1.WorkflowStepSuspending {
 			return fmt.Errorf("phase %s, workflow %+v", app.Status.Phase, w)
 		}
 		return nil
@@ -381,16 +380,16 @@ spec:
 	eventually(t, 40*time.Second, "the run failed at the timeout", func() error {
 		app = getApp(t, ns, "flow")
 		w := app.Status.Workflow
-		if w == nil || !w.Finished || !w.Terminated || w.Phase != workflow.PhaseFailed || app.Status.Phase != v1beta1.ApplicationWorkflowFailed {
+		if w == nil || !w.Finished || !w.Terminated || w.Phase != v1beta1.WorkflowPhaseFailed || app.Status.Phase != v1beta1.ApplicationWorkflowFailed {
 			return fmt.Errorf("phase %s, workflow %+v", app.Status.Phase, w)
 		}
 		return nil
 	})
 	w := app.Status.Workflow
-	if s := w.Steps[0]; s.Phase != workflow.StepFailed || s.Reason != workflow.ReasonTimeout {
+	if s := w.Steps[0]; s.Phase != v1beta1.WorkflowStepFailed || s.Reason != v1beta1.WorkflowStepReasonTimeout {
 		t.Errorf("deploy-staging %+v, want failed with reason Timeout", s)
 	}
-	if w.Steps[1].Phase != workflow.StepSucceeded || w.Steps[2].Phase != workflow.StepSkipped {
+	if w.Steps[1].Phase != v1beta1.WorkflowStepSucceeded || w.Steps[2].Phase != v1beta1.WorkflowStepSkipped {
 		t.Errorf("steps %+v, want fallback succeeded and deploy-prod skipped", w.Steps)
 	}
 	c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionDispatched)
@@ -435,8 +434,8 @@ spec:
 	})
 	setReady(t, prod, "api")
 	app = waitReady(t, ns, "flow")
-	if w := app.Status.Workflow; !w.Finished || w.Terminated || w.Phase != workflow.PhaseSucceeded ||
-		w.Steps[0].Phase != workflow.StepSucceeded || w.Steps[1].Phase != workflow.StepSkipped || w.Steps[2].Phase != workflow.StepSucceeded {
+	if w := app.Status.Workflow; !w.Finished || w.Terminated || w.Phase != v1beta1.WorkflowPhaseSucceeded ||
+		w.Steps[0].Phase != v1beta1.WorkflowStepSucceeded || w.Steps[1].Phase != v1beta1.WorkflowStepSkipped || w.Steps[2].Phase != v1beta1.WorkflowStepSucceeded {
 		t.Fatalf("the restarted run: %+v", w)
 	}
 }
@@ -461,7 +460,7 @@ spec:
 			return err
 		}
 		w := getApp(t, ns, "seq").Status.Workflow
-		if w == nil || len(w.Steps) != 2 || w.Steps[0].Type != "apply-component" || w.Steps[0].Phase != workflow.StepRunning ||
+		if w == nil || len(w.Steps) != 2 || w.Steps[0].Type != "apply-component" || w.Steps[0].Phase != v1beta1.WorkflowStepRunning ||
 			!strings.Contains(w.Steps[0].Message, "waiting for components to become healthy: api") {
 			return fmt.Errorf("workflow %+v", w)
 		}
@@ -476,7 +475,7 @@ spec:
 	if !configMapExists(t, ns, "cfg") {
 		t.Fatal("the second step did not deliver its component")
 	}
-	if w := app.Status.Workflow; !w.Finished || w.Steps[1].Phase != workflow.StepSucceeded {
+	if w := app.Status.Workflow; !w.Finished || w.Steps[1].Phase != v1beta1.WorkflowStepSucceeded {
 		t.Fatalf("workflow %+v", w)
 	}
 }
@@ -503,7 +502,7 @@ spec:
 `)
 	eventually(t, 30*time.Second, "the raw object applied, the run at the gate", func() error {
 		w := getApp(t, ns, "raw").Status.Workflow
-		if w == nil || !w.Suspend || w.Steps[0].Phase != workflow.StepSucceeded || w.Steps[0].Type != "apply-object" {
+		if w == nil || !w.Suspend || w.Steps[0].Phase != v1beta1.WorkflowStepSucceeded || w.Steps[0].Type != "apply-object" {
 			return fmt.Errorf("workflow %+v", w)
 		}
 		return nil

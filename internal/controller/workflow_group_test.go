@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/workflow"
 )
 
 // A step group delivers its sub-steps together: both regions get the
@@ -56,8 +55,8 @@ spec:
 			}
 		}
 		w := getApp(t, ns, "regions").Status.Workflow
-		if w == nil || w.Mode != "StepByStep-DAG" || w.Steps[0].Phase != workflow.StepRunning ||
-			subs(w) != "deploy-eu=running,deploy-us=running" || w.Steps[1].Phase != workflow.StepPending {
+		if w == nil || w.Mode != "StepByStep-DAG" || w.Steps[0].Phase != v1beta1.WorkflowStepRunning ||
+			subs(w) != "deploy-eu=running,deploy-us=running" || w.Steps[1].Phase != v1beta1.WorkflowStepPending {
 			return fmt.Errorf("workflow %+v", w)
 		}
 		if msg := w.Steps[0].SubStepsStatus[1].Message; !strings.Contains(msg, "waiting for components to become healthy: api") {
@@ -83,14 +82,14 @@ spec:
 		if _, err := getDeployment(t, global, "api"); err != nil {
 			return err
 		}
-		if w := getApp(t, ns, "regions").Status.Workflow; w.Steps[0].Phase != workflow.StepSucceeded {
+		if w := getApp(t, ns, "regions").Status.Workflow; w.Steps[0].Phase != v1beta1.WorkflowStepSucceeded {
 			return fmt.Errorf("group %+v", w.Steps[0])
 		}
 		return nil
 	})
 	setReady(t, global, "api")
 	app := waitReady(t, ns, "regions")
-	if w := app.Status.Workflow; !w.Finished || w.Phase != workflow.PhaseSucceeded {
+	if w := app.Status.Workflow; !w.Finished || w.Phase != v1beta1.WorkflowPhaseSucceeded {
 		t.Fatalf("workflow %+v", w)
 	}
 }
@@ -122,7 +121,7 @@ spec:
 		t.Helper()
 		eventually(t, 30*time.Second, name+" waiting: "+want, func() error {
 			w := getApp(t, ns, name).Status.Workflow
-			if w == nil || w.Steps[0].Phase != workflow.StepRunning || !strings.Contains(w.Steps[0].Message, want) {
+			if w == nil || w.Steps[0].Phase != v1beta1.WorkflowStepRunning || !strings.Contains(w.Steps[0].Message, want) {
 				return fmt.Errorf("workflow %+v", w)
 			}
 			return nil
@@ -190,7 +189,7 @@ func TestWorkflow_DeployStepsRunOneAfterAnother(t *testing.T) {
 			return err
 		}
 		w := getApp(t, ns, "seq").Status.Workflow
-		if w == nil || w.Steps[0].Name != "deploy-1" || w.Steps[0].Phase != workflow.StepRunning || w.Steps[1].Phase != workflow.StepPending {
+		if w == nil || w.Steps[0].Name != "deploy-1" || w.Steps[0].Phase != v1beta1.WorkflowStepRunning || w.Steps[1].Phase != v1beta1.WorkflowStepPending {
 			return fmt.Errorf("workflow %+v", w)
 		}
 		return nil
@@ -205,7 +204,7 @@ func TestWorkflow_DeployStepsRunOneAfterAnother(t *testing.T) {
 		return err
 	})
 	setReady(t, prod, "api")
-	if w := waitReady(t, ns, "seq").Status.Workflow; !w.Finished || w.Phase != workflow.PhaseSucceeded {
+	if w := waitReady(t, ns, "seq").Status.Workflow; !w.Finished || w.Phase != v1beta1.WorkflowPhaseSucceeded {
 		t.Fatalf("workflow %+v", w)
 	}
 }
@@ -232,7 +231,7 @@ spec:
 		}
 		w := getApp(t, ns, "topo").Status.Workflow
 		if w == nil || len(w.Steps) != 2 || w.Steps[0].Name != "deploy-staging" || w.Steps[1].Name != "deploy-prod" ||
-			w.Steps[0].Phase != workflow.StepRunning || w.Steps[1].Phase != workflow.StepPending {
+			w.Steps[0].Phase != v1beta1.WorkflowStepRunning || w.Steps[1].Phase != v1beta1.WorkflowStepPending {
 			return fmt.Errorf("workflow %+v", w)
 		}
 		return nil
@@ -248,7 +247,7 @@ spec:
 	})
 	setReady(t, prod, "api")
 	app := waitReady(t, ns, "topo")
-	if w := app.Status.Workflow; !w.Finished || w.Phase != workflow.PhaseSucceeded {
+	if w := app.Status.Workflow; !w.Finished || w.Phase != v1beta1.WorkflowPhaseSucceeded {
 		t.Fatalf("workflow %+v", w)
 	}
 }

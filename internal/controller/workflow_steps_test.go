@@ -15,8 +15,8 @@ import (
 // ResourceTracker CRD that prunes the field) is held as a whole: its
 // objects would otherwise be applied whatever the gate says.
 func TestCheckRecordedSteps_FailsClosed(t *testing.T) {
-	steps := workflow.Flow{Steps: []workflow.Step{{Name: "staging", Type: workflow.TypeDeploy}, {Name: "approve", Type: workflow.TypeSuspend},
-		{Name: "regions", Type: workflow.TypeStepGroup, Sub: []workflow.Step{{Name: "prod", Type: workflow.TypeDeploy}}}}}
+	steps := workflow.Flow{Steps: []workflow.Step{{Name: "staging", Type: v1beta1.WorkflowStepTypeDeploy}, {Name: "approve", Type: v1beta1.WorkflowStepTypeSuspend},
+		{Name: "regions", Type: v1beta1.WorkflowStepTypeStepGroup, Sub: []workflow.Step{{Name: "prod", Type: v1beta1.WorkflowStepTypeDeploy}}}}}
 	entry := func(name, step string) v1beta1.ManagedResource {
 		e := v1beta1.ManagedResource{Step: step, Data: &runtime.RawExtension{Raw: []byte(`{}`)}}
 		e.APIVersion, e.Kind, e.Namespace, e.Name = "v1", "ConfigMap", "ns", name

@@ -15,7 +15,6 @@ import (
 	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
-	"github.com/steward-oam/steward/internal/workflow"
 )
 
 // Object is one object a version delivers, and where.
@@ -286,7 +285,7 @@ func UsesTopology(app *v1beta1.Application) bool {
 			if bytes.Contains(st.Properties.Raw, []byte(`"topology"`)) {
 				return true
 			}
-			if st.Type == workflow.TypeApplyComponent || st.Type == workflow.TypeApplyObject {
+			if st.Type == v1beta1.WorkflowStepTypeApplyComponent || st.Type == v1beta1.WorkflowStepTypeApplyObject {
 				var props struct {
 					Cluster string `json:"cluster"`
 				}

@@ -137,9 +137,9 @@ func Resolve(app *v1beta1.Application, clusters []Cluster) ([]Step, error) {
 		var step Step
 		var err error
 		switch ws.Type {
-		case workflow.TypeApplyObject:
+		case v1beta1.WorkflowStepTypeApplyObject:
 			step, err = resolveApplyObject(name, ws, known)
-		case workflow.TypeApplyComponent:
+		case v1beta1.WorkflowStepTypeApplyComponent:
 			step, err = resolveApplyComponent(name, ws, app, known)
 		default:
 			step, err = resolveDeploy(name, ws, byName, known)

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/workflow"
 )
 
 var registry = []Cluster{
@@ -30,7 +29,7 @@ func pol(name, typ, props string) v1beta1.AppPolicy {
 }
 
 func deploy(name, props string) v1beta1.WorkflowStep {
-	return v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: name, Type: workflow.TypeDeploy, Properties: raw(props)}}
+	return v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: name, Type: v1beta1.WorkflowStepTypeDeploy, Properties: raw(props)}}
 }
 
 func app(policies []v1beta1.AppPolicy, steps ...v1beta1.WorkflowStep) *v1beta1.Application {
@@ -130,7 +129,7 @@ func TestResolve(t *testing.T) {
 		name: "deploy steps inside a step group, and inline policies",
 		app: app(nil, v1beta1.WorkflowStep{
 			WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "group", Type: "step-group"},
-			SubSteps: []v1beta1.WorkflowStepBase{{Name: "inner", Type: workflow.TypeDeploy, Properties: raw(
+			SubSteps: []v1beta1.WorkflowStepBase{{Name: "inner", Type: v1beta1.WorkflowStepTypeDeploy, Properties: raw(
 				`{"inlinePolicies": [{"type": "topology", "properties": {"clusters": ["us-1"]}}]}`)}},
 		}),
 		want: []string{"inner: us-1 | "},
@@ -142,30 +141,30 @@ func TestResolve(t *testing.T) {
 	}, {
 		name: "apply-component steps: the component, to the hub or the cluster named, beside deploy steps",
 		app: app(nil,
-			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "web-hub", Type: workflow.TypeApplyComponent, Properties: raw(`{"component": "web"}`)}},
-			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Type: workflow.TypeApplyComponent, Properties: raw(`{"component": "web", "cluster": "eu-1"}`)}},
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "web-hub", Type: v1beta1.WorkflowStepTypeApplyComponent, Properties: raw(`{"component": "web"}`)}},
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Type: v1beta1.WorkflowStepTypeApplyComponent, Properties: raw(`{"component": "web", "cluster": "eu-1"}`)}},
 			deploy("", `{"inlinePolicies": [{"type": "topology", "properties": {"clusters": ["us-1"]}}]}`),
 		),
 		want: []string{"web-hub: local | web-hub-component", "apply-component-2: eu-1 | apply-component-2-component", "deploy-1: us-1 | "},
 	}, {
 		name: "apply-component of a component the application does not have",
 		app: app(nil,
-			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "db", Type: workflow.TypeApplyComponent, Properties: raw(`{"component": "db"}`)}}),
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "db", Type: v1beta1.WorkflowStepTypeApplyComponent, Properties: raw(`{"component": "db"}`)}}),
 		wantErr: `step "db": component "db" is not one of spec.components`,
 	}, {
 		name: "apply-component to a cluster that is not registered",
 		app: app(nil,
-			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "web", Type: workflow.TypeApplyComponent, Properties: raw(`{"component": "web", "cluster": "eu-9"}`)}}),
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "web", Type: v1beta1.WorkflowStepTypeApplyComponent, Properties: raw(`{"component": "web", "cluster": "eu-9"}`)}}),
 		wantErr: `step "web": cluster "eu-9" is not registered (registered: local, eu-1, eu-2, us-1)`,
 	}, {
 		name: "an apply-object step: its object, to the cluster named",
 		app: app(nil,
-			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Type: workflow.TypeApplyObject, Properties: raw(`{"value": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}, "cluster": "eu-2"}`)}}),
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Type: v1beta1.WorkflowStepTypeApplyObject, Properties: raw(`{"value": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}, "cluster": "eu-2"}`)}}),
 		want: []string{"apply-object-1: eu-2 | "},
 	}, {
 		name: "an apply-object step without a name for its object",
 		app: app(nil,
-			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "o", Type: workflow.TypeApplyObject, Properties: raw(`{"value": {"apiVersion": "v1", "kind": "ConfigMap"}}`)}}),
+			v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "o", Type: v1beta1.WorkflowStepTypeApplyObject, Properties: raw(`{"value": {"apiVersion": "v1", "kind": "ConfigMap"}}`)}}),
 		wantErr: `step "o": apply-object needs properties.value, an object with apiVersion, kind and metadata.name`,
 	}, {
 		name:    "unregistered cluster",

@@ -50,7 +50,7 @@ func Check(wf *v1beta1.Workflow) error {
 	names := Namer{}
 	for _, s := range wf.Steps {
 		name := names.Name(s.WorkflowStepBase)
-		if s.Type == TypeStepGroup {
+		if s.Type == v1beta1.WorkflowStepTypeStepGroup {
 			if err := checkStepFields(name, s.WorkflowStepBase); err != nil {
 				return err
 			}
@@ -59,7 +59,7 @@ func Check(wf *v1beta1.Workflow) error {
 			}
 			for _, sub := range s.SubSteps {
 				subName := names.Name(sub)
-				if sub.Type == TypeStepGroup {
+				if sub.Type == v1beta1.WorkflowStepTypeStepGroup {
 					return &UnsupportedError{Step: subName, What: "a step-group inside a step-group"}
 				}
 				if err := checkOne(subName, sub); err != nil {
@@ -89,13 +89,13 @@ func Check(wf *v1beta1.Workflow) error {
 // checkOne checks a step that is not a step group.
 func checkOne(name string, s v1beta1.WorkflowStepBase) error {
 	switch s.Type {
-	case TypeSuspend:
+	case v1beta1.WorkflowStepTypeSuspend:
 		return checkSuspend(name, s)
-	case TypeApplyComponent:
+	case v1beta1.WorkflowStepTypeApplyComponent:
 		return checkApplyComponent(name, s)
-	case TypeApplyObject:
+	case v1beta1.WorkflowStepTypeApplyObject:
 		return checkApplyObject(name, s)
-	case TypeDependsOnApp:
+	case v1beta1.WorkflowStepTypeDependsOnApp:
 		props, err := stepProperties(name, s.Type, s, map[string]bool{"name": true, "namespace": true})
 		if err != nil {
 			return err
@@ -121,7 +121,7 @@ func (e *InvalidWorkflowError) Unwrap() error { return e.Err }
 
 // checkStep checks a deploy step.
 func checkStep(name string, s v1beta1.WorkflowStepBase) error {
-	if s.Type != TypeDeploy {
+	if s.Type != v1beta1.WorkflowStepTypeDeploy {
 		return &UnsupportedError{Step: name, What: fmt.Sprintf("step type %q", s.Type)}
 	}
 	if err := checkStepFields(name, s); err != nil {
@@ -200,7 +200,7 @@ func suspendDuration(name, d string) (time.Duration, error) {
 // checkApplyComponent accepts an apply-component step's properties:
 // component (required) and cluster.
 func checkApplyComponent(name string, s v1beta1.WorkflowStepBase) error {
-	props, err := stepProperties(name, TypeApplyComponent, s, map[string]bool{"component": true, "cluster": true})
+	props, err := stepProperties(name, v1beta1.WorkflowStepTypeApplyComponent, s, map[string]bool{"component": true, "cluster": true})
 	if err != nil {
 		return err
 	}
@@ -215,7 +215,7 @@ func checkApplyComponent(name string, s v1beta1.WorkflowStepBase) error {
 // checkApplyObject accepts an apply-object step's properties: value (the
 // object, required) and cluster.
 func checkApplyObject(name string, s v1beta1.WorkflowStepBase) error {
-	props, err := stepProperties(name, TypeApplyObject, s, map[string]bool{"value": false, "cluster": true})
+	props, err := stepProperties(name, v1beta1.WorkflowStepTypeApplyObject, s, map[string]bool{"value": false, "cluster": true})
 	if err != nil {
 		return err
 	}
@@ -260,7 +260,7 @@ func stepProperties(name, typ string, s v1beta1.WorkflowStepBase, known map[stri
 // a step that neither takes nor exports values: Steward passes them into
 // and out of apply-component and apply-object steps only.
 func checkStepFields(name string, s v1beta1.WorkflowStepBase) error {
-	if s.Type == TypeApplyComponent || s.Type == TypeApplyObject {
+	if s.Type == v1beta1.WorkflowStepTypeApplyComponent || s.Type == v1beta1.WorkflowStepTypeApplyObject {
 		return nil
 	}
 	var fields []string

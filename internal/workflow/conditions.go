@@ -26,7 +26,7 @@ func (f Flow) CheckConditions() error {
 	pending := &v1beta1.WorkflowStatus{}
 	var conds []*Step
 	f.each(func(s *Step, _ *Step) {
-		pending.Steps = append(pending.Steps, v1beta1.WorkflowStepStatus{StepStatus: v1beta1.StepStatus{Name: s.Name, Phase: StepPending}})
+		pending.Steps = append(pending.Steps, v1beta1.WorkflowStepStatus{StepStatus: v1beta1.StepStatus{Name: s.Name, Phase: v1beta1.WorkflowStepPending}})
 		if s.If != "" && s.If != IfAlways {
 			conds = append(conds, s)
 		}
@@ -102,8 +102,8 @@ func ifScope(st *v1beta1.WorkflowStatus) json.RawMessage {
 	add := func(ss v1beta1.StepStatus) {
 		fields[ss.Name] = map[string]any{
 			"phase": ss.Phase, "reason": ss.Reason, "message": ss.Message,
-			"succeeded": ss.Phase == StepSucceeded, "failed": ss.Phase == StepFailed,
-			"skipped": ss.Phase == StepSkipped, "timeout": ss.Phase == StepFailed && ss.Reason == ReasonTimeout,
+			"succeeded": ss.Phase == v1beta1.WorkflowStepSucceeded, "failed": ss.Phase == v1beta1.WorkflowStepFailed,
+			"skipped": ss.Phase == v1beta1.WorkflowStepSkipped, "timeout": ss.Phase == v1beta1.WorkflowStepFailed && ss.Reason == v1beta1.WorkflowStepReasonTimeout,
 		}
 	}
 	for _, ss := range st.Steps {

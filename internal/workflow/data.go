@@ -52,15 +52,11 @@ type Data struct {
 	Blocked string
 }
 
-// ReasonInputMissing is a failed step's reason when a value it takes was
-// never exported: the step exporting it failed or was skipped.
-const ReasonInputMissing = "InputMissing"
-
 // passesData reports whether a step type takes inputs and exports
 // outputs: apply-component and apply-object steps, whose objects are
 // rendered with the values and read for them.
 func passesData(typ string) bool {
-	return typ == TypeApplyComponent || typ == TypeApplyObject
+	return typ == v1beta1.WorkflowStepTypeApplyComponent || typ == v1beta1.WorkflowStepTypeApplyObject
 }
 
 // TakesInputs reports whether a step of the flow takes inputs.
@@ -214,7 +210,7 @@ func waitFor(s *Step, level []Step, p, c int, dag bool, output string) error {
 // (apply-object: the object).
 func checkParameterKey(typ, key string) error {
 	root := "properties"
-	if typ == TypeApplyObject {
+	if typ == v1beta1.WorkflowStepTypeApplyObject {
 		root = "value"
 	}
 	path, err := ParsePath(key)
@@ -451,20 +447,20 @@ func (r *Run) inputsReady(s *Step, ss *v1beta1.StepStatus) bool {
 		}
 		producer := r.flow.producer(in.From)
 		switch ps := r.status[producer]; {
-		case ps != nil && ps.Phase == StepSkipped:
+		case ps != nil && ps.Phase == v1beta1.WorkflowStepSkipped:
 			// Its value was never to be exported: the step taking it is
 			// skipped with it.
 			r.skip(s, ss)
 			ss.Message = fmt.Sprintf("input from %q: step %q, which exports it, was skipped", in.From, producer)
 			return false
-		case ps != nil && ps.Phase == StepSucceeded:
+		case ps != nil && ps.Phase == v1beta1.WorkflowStepSucceeded:
 			// Exported, and not read back yet (a cache behind the write):
 			// the next pass reads it.
 			ss.Message = fmt.Sprintf("waiting for the value of %q, which step %q exported", in.From, producer)
 			r.wake(time.Second)
 			return r.waitTimeout(s, ss)
 		}
-		ss.Phase, ss.Reason, ss.FirstExecuteTime, ss.LastExecuteTime = StepFailed, ReasonInputMissing, t, t
+		ss.Phase, ss.Reason, ss.FirstExecuteTime, ss.LastExecuteTime = v1beta1.WorkflowStepFailed, v1beta1.WorkflowStepReasonInputMissing, t, t
 		ss.Message = fmt.Sprintf("input from %q: step %q, which exports it, did not succeed", in.From, producer)
 		return false
 	}

@@ -76,7 +76,7 @@ func TestSteps_AStepWaitsForTheValuesItTakes(t *testing.T) {
 	// Until its objects are rendered with the value, it does not start.
 	r = AdvanceWith(f, r.Status, "v1", now.Add(time.Second), Data{Values: r.Values()})
 	sub := r.Status.Steps[0].SubStepsStatus[0]
-	if r.Reached["c"] || sub.Phase != StepPending || sub.Message != renderMessage {
+	if r.Reached["c"] || sub.Phase != v1beta1.WorkflowStepPending || sub.Message != renderMessage {
 		t.Fatalf("not rendered yet: reached %v, sub-step %+v", r.Reached, sub)
 	}
 	r = AdvanceWith(f, r.Status, "v1", now.Add(2*time.Second), Data{Values: r.Values(), Rendered: map[string]bool{"c": true}})
@@ -102,7 +102,7 @@ func TestAdvance_AValueNeverExportedFailsTheStepTakingIt(t *testing.T) {
 	r.Finish(judge(), now)
 	r = AdvanceWith(f, r.Status, "v1", now.Add(2*time.Second), Data{})
 	st := r.Status.Steps
-	if st[0].Phase != StepFailed || st[1].Phase != StepSkipped || st[2].Phase != StepFailed || st[2].Reason != ReasonInputMissing ||
+	if st[0].Phase != v1beta1.WorkflowStepFailed || st[1].Phase != v1beta1.WorkflowStepSkipped || st[2].Phase != v1beta1.WorkflowStepFailed || st[2].Reason != v1beta1.WorkflowStepReasonInputMissing ||
 		!strings.Contains(st[2].Message, `input from "ip"`) || r.Reached["always"] {
 		t.Fatalf("steps %+v", st)
 	}
@@ -169,7 +169,7 @@ func TestAdvance_StepsWaitingForValues(t *testing.T) {
 	  {name: consumer, type: apply-object, inputs: [{from: ip, parameterKey: value.data.ip}]}]}`)
 	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
 	r := Advance(f, nil, "v1", now)
-	if st := r.Status.Steps; st[0].Phase != StepSkipped || st[1].Phase != StepSkipped || !strings.Contains(st[1].Message, "was skipped") || !r.Status.Finished || r.Status.Phase != PhaseSucceeded {
+	if st := r.Status.Steps; st[0].Phase != v1beta1.WorkflowStepSkipped || st[1].Phase != v1beta1.WorkflowStepSkipped || !strings.Contains(st[1].Message, "was skipped") || !r.Status.Finished || r.Status.Phase != v1beta1.WorkflowPhaseSucceeded {
 		t.Fatalf("producer skipped: %+v", r.Status)
 	}
 
@@ -181,12 +181,12 @@ func TestAdvance_StepsWaitingForValues(t *testing.T) {
 	// The next pass does not see the value (its tracker read is stale).
 	r = AdvanceWith(f, r.Status, "v1", now.Add(time.Second), Data{})
 	c := r.Status.Steps[1]
-	if c.Phase != StepPending || !strings.Contains(c.Message, "waiting for the value") || r.Requeue == 0 || r.Requeue > time.Second {
+	if c.Phase != v1beta1.WorkflowStepPending || !strings.Contains(c.Message, "waiting for the value") || r.Requeue == 0 || r.Requeue > time.Second {
 		t.Fatalf("value not read back: consumer %+v, requeue %v", c, r.Requeue)
 	}
 	r = AdvanceWith(f, r.Status, "v1", now.Add(2*time.Minute), Data{})
 	c = r.Status.Steps[1]
-	if c.Phase != StepFailed || c.Reason != ReasonTimeout || r.Reached["consumer"] {
+	if c.Phase != v1beta1.WorkflowStepFailed || c.Reason != v1beta1.WorkflowStepReasonTimeout || r.Reached["consumer"] {
 		t.Fatalf("timed out waiting: consumer %+v, reached %v", c, r.Reached)
 	}
 }

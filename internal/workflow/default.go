@@ -39,7 +39,7 @@ func Of(app *v1beta1.Application) *v1beta1.Workflow {
 	for _, t := range topologies {
 		props, _ := json.Marshal(map[string]any{"policies": append(append([]string{}, overrides...), t)})
 		out.Steps = append(out.Steps, v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{
-			Name: "deploy-" + t, Type: TypeDeploy, Properties: &runtime.RawExtension{Raw: props},
+			Name: "deploy-" + t, Type: v1beta1.WorkflowStepTypeDeploy, Properties: &runtime.RawExtension{Raw: props},
 		}})
 	}
 	return out

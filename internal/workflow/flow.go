@@ -13,46 +13,6 @@ import (
 	"github.com/steward-oam/steward/internal/cueeval"
 )
 
-// Step types the gate runs.
-const (
-	TypeDeploy = "deploy"
-	// TypeApplyComponent delivers one component, to one cluster (the
-	// hub by default), as a deploy step of that component would.
-	TypeApplyComponent = "apply-component"
-	// TypeApplyObject delivers one raw object, to one cluster (the hub
-	// by default).
-	TypeApplyObject = "apply-object"
-	TypeSuspend     = "suspend"
-	// TypeStepGroup runs its sub-steps, in parallel unless the workflow's
-	// mode says subSteps: StepByStep.
-	TypeStepGroup = "step-group"
-	// TypeDependsOnApp waits until another Application is running.
-	TypeDependsOnApp = "depends-on-app"
-)
-
-// Phases of a run, and of its steps, as KubeVela names them.
-const (
-	PhaseExecuting  = "executing"
-	PhaseSuspending = "suspending"
-	PhaseSucceeded  = "succeeded"
-	PhaseTerminated = "terminated"
-	PhaseFailed     = "failed"
-
-	StepPending    = "pending"
-	StepRunning    = "running"
-	StepSuspending = "suspending"
-	StepSucceeded  = "succeeded"
-	StepFailed     = "failed"
-	StepSkipped    = "skipped"
-
-	// ReasonTimeout is a failed step's reason when its timeout passed
-	// before it succeeded.
-	ReasonTimeout = "Timeout"
-	// ReasonCondition is a failed step's reason when its if did not
-	// evaluate; the step did not run.
-	ReasonCondition = "ConditionError"
-)
-
 // IfAlways runs a step whatever the earlier steps did.
 const IfAlways = "always"
 
@@ -168,7 +128,7 @@ func Gated(wf *v1beta1.Workflow) bool {
 	}
 	deploys := 0
 	for _, s := range wf.Steps {
-		if s.Type == TypeDeploy {
+		if s.Type == v1beta1.WorkflowStepTypeDeploy {
 			deploys++
 		}
 	}
@@ -180,12 +140,12 @@ func Gated(wf *v1beta1.Workflow) bool {
 	}
 	gate := func(s v1beta1.WorkflowStepBase) bool {
 		switch s.Type {
-		case TypeSuspend, TypeApplyComponent, TypeApplyObject, TypeStepGroup, TypeDependsOnApp:
+		case v1beta1.WorkflowStepTypeSuspend, v1beta1.WorkflowStepTypeApplyComponent, v1beta1.WorkflowStepTypeApplyObject, v1beta1.WorkflowStepTypeStepGroup, v1beta1.WorkflowStepTypeDependsOnApp:
 			// apply-component and apply-object steps run one by one,
 			// each waiting for what it applies, as in KubeVela.
 			return true
 		}
-		return s.Type == TypeDeploy && NotAuto(s.Properties) || s.If != "" || s.Timeout != "" || len(s.DependsOn) > 0
+		return s.Type == v1beta1.WorkflowStepTypeDeploy && NotAuto(s.Properties) || s.If != "" || s.Timeout != "" || len(s.DependsOn) > 0
 	}
 	for _, s := range wf.Steps {
 		if gate(s.WorkflowStepBase) {
@@ -223,15 +183,19 @@ func StepName(name, typ string, n int) string {
 }
 
 // DeployStepName is the name a deploy step is recorded under.
-func DeployStepName(name string, n int) string { return StepName(name, TypeDeploy, n) }
+func DeployStepName(name string, n int) string {
+	return StepName(name, v1beta1.WorkflowStepTypeDeploy, n)
+}
 
 // ApplyObjectStepName is the name an apply-object step is recorded under.
-func ApplyObjectStepName(name string, n int) string { return StepName(name, TypeApplyObject, n) }
+func ApplyObjectStepName(name string, n int) string {
+	return StepName(name, v1beta1.WorkflowStepTypeApplyObject, n)
+}
 
 // ApplyComponentStepName is the name an apply-component step is recorded
 // under.
 func ApplyComponentStepName(name string, n int) string {
-	return StepName(name, TypeApplyComponent, n)
+	return StepName(name, v1beta1.WorkflowStepTypeApplyComponent, n)
 }
 
 // Namer names steps in workflow order, as Steps and placement do.
@@ -290,5 +254,5 @@ func (s Step) Delivers() bool { return Delivers(s.Type) }
 // Delivers reports whether steps of a type apply objects: deploy,
 // apply-component and apply-object steps.
 func Delivers(stepType string) bool {
-	return stepType == TypeDeploy || stepType == TypeApplyComponent || stepType == TypeApplyObject
+	return stepType == v1beta1.WorkflowStepTypeDeploy || stepType == v1beta1.WorkflowStepTypeApplyComponent || stepType == v1beta1.WorkflowStepTypeApplyObject
 }

@@ -39,7 +39,7 @@ func TestAdvance_AStepGroupRunsItsSubStepsTogether(t *testing.T) {
 		t.Fatalf("first pass dispatches %v, reached %v: want both sub-steps at once", got, r.Reached)
 	}
 	r.Finish(judge("eu"), now)
-	if got := subPhases(r.Status, 0); !equal(got, []string{StepSucceeded, StepRunning}) || r.Status.Steps[0].Phase != StepRunning || r.Next {
+	if got := subPhases(r.Status, 0); !equal(got, []string{v1beta1.WorkflowStepSucceeded, v1beta1.WorkflowStepRunning}) || r.Status.Steps[0].Phase != v1beta1.WorkflowStepRunning || r.Next {
 		t.Fatalf("eu healthy, us not: sub-steps %v, group %s, next %v", got, r.Status.Steps[0].Phase, r.Next)
 	}
 	if r.Status.Steps[0].SubStepsStatus[1].Message != "waiting for health" {
@@ -52,11 +52,11 @@ func TestAdvance_AStepGroupRunsItsSubStepsTogether(t *testing.T) {
 		t.Fatalf("second pass dispatches %v, reached %v", got, r.Reached)
 	}
 	r.Finish(judge("us"), now.Add(time.Second))
-	if r.Status.Steps[0].Phase != StepSucceeded || !r.Next {
+	if r.Status.Steps[0].Phase != v1beta1.WorkflowStepSucceeded || !r.Next {
 		t.Fatalf("both healthy: group %s, next %v", r.Status.Steps[0].Phase, r.Next)
 	}
 	r = pass(f, r.Status, "v1", now.Add(2*time.Second))
-	if !r.Reached["global"] || !r.Status.Finished || r.Status.Phase != PhaseSucceeded {
+	if !r.Reached["global"] || !r.Status.Finished || r.Status.Phase != v1beta1.WorkflowPhaseSucceeded {
 		t.Fatalf("global: %+v", r.Status)
 	}
 }
@@ -96,9 +96,9 @@ func TestAdvance_DAGRunsStepsWhenWhatTheyDependOnHasRun(t *testing.T) {
 		t.Fatalf("second pass dispatches %v, want db", got)
 	}
 	// db times out... no timeout here: it fails by condition instead.
-	r.Status.Steps[2].Phase, r.Status.Steps[2].Reason = StepFailed, ReasonTimeout
+	r.Status.Steps[2].Phase, r.Status.Steps[2].Reason = v1beta1.WorkflowStepFailed, v1beta1.WorkflowStepReasonTimeout
 	r = Advance(f, r.Status, "v1", now)
-	if r.Status.Steps[0].Phase != StepSkipped || r.Reached["prod"] || !r.Status.Finished || r.Status.Phase != PhaseFailed {
+	if r.Status.Steps[0].Phase != v1beta1.WorkflowStepSkipped || r.Reached["prod"] || !r.Status.Finished || r.Status.Phase != v1beta1.WorkflowPhaseFailed {
 		t.Fatalf("prod depends on a failed step: %+v", r.Status)
 	}
 }
@@ -112,7 +112,7 @@ func TestAdvance_AGroupSuspendsAndTimesOut(t *testing.T) {
 	  {name: cleanup, type: deploy, if: status.g.timeout}]}`)
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	r := pass(f, nil, "v1", now)
-	if !r.Status.Suspend || r.Status.Phase != PhaseSuspending || !r.Reached["canary"] || r.Reached["rest"] {
+	if !r.Status.Suspend || r.Status.Phase != v1beta1.WorkflowPhaseSuspending || !r.Reached["canary"] || r.Reached["rest"] {
 		t.Fatalf("a suspend sub-step holds the one after it, not its sibling: %+v reached %v", r.Status, r.Reached)
 	}
 	if r.Requeue != 10*time.Minute {
@@ -130,7 +130,7 @@ func TestAdvance_AGroupSuspendsAndTimesOut(t *testing.T) {
 	// and the step that waits for that runs.
 	r = Advance(f, r.Status, "v1", now.Add(11*time.Minute))
 	g := r.Status.Steps[0]
-	if g.Phase != StepFailed || g.Reason != ReasonTimeout || g.SubStepsStatus[2].Phase != StepFailed || !r.Reached["rest"] {
+	if g.Phase != v1beta1.WorkflowStepFailed || g.Reason != v1beta1.WorkflowStepReasonTimeout || g.SubStepsStatus[2].Phase != v1beta1.WorkflowStepFailed || !r.Reached["rest"] {
 		t.Fatalf("timed out: %+v", g)
 	}
 	if got := r.Dispatching(); !equal(got, []string{"cleanup"}) {
@@ -146,7 +146,7 @@ func TestAdvance_AGroupSkippedSkipsItsSubSteps(t *testing.T) {
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	r := pass(f, nil, "v1", now)
 	r = pass(f, r.Status, "v1", now)
-	if !equal(subPhases(r.Status, 1), []string{StepSkipped, StepSkipped}) || r.Reached["b"] || !r.Reached["d"] {
+	if !equal(subPhases(r.Status, 1), []string{v1beta1.WorkflowStepSkipped, v1beta1.WorkflowStepSkipped}) || r.Reached["b"] || !r.Reached["d"] {
 		t.Fatalf("skipped group: %+v reached %v", r.Status.Steps[1], r.Reached)
 	}
 }
@@ -177,7 +177,7 @@ func TestAdvance_DependsOnAppWaitsForTheJudge(t *testing.T) {
 
 func TestDecode_ReadsStepsRecordedAsAList(t *testing.T) {
 	f, err := Decode(`[{"name":"a","type":"deploy"},{"name":"wait","type":"suspend"}]`)
-	if err != nil || len(f.Steps) != 2 || f.DAG || f.Steps[1].Type != TypeSuspend {
+	if err != nil || len(f.Steps) != 2 || f.DAG || f.Steps[1].Type != v1beta1.WorkflowStepTypeSuspend {
 		t.Fatalf("%+v %v", f, err)
 	}
 }
@@ -199,10 +199,10 @@ func TestAdvance_AGroupTimeoutSkipsAnUnapprovedSubStep(t *testing.T) {
 			t.Fatalf("after the timeout: reached %v", r.Reached)
 		}
 	}
-	if got := subPhases(r.Status, 0); !equal(got, []string{StepSkipped, StepFailed}) || !r.Status.Finished || r.Status.Suspend {
+	if got := subPhases(r.Status, 0); !equal(got, []string{v1beta1.WorkflowStepSkipped, v1beta1.WorkflowStepFailed}) || !r.Status.Finished || r.Status.Suspend {
 		t.Fatalf("sub-steps %v, status %+v", got, r.Status)
 	}
-	if g := r.Status.Steps[0]; g.Reason == ReasonTimeout && g.Phase != StepFailed {
+	if g := r.Status.Steps[0]; g.Reason == v1beta1.WorkflowStepReasonTimeout && g.Phase != v1beta1.WorkflowStepFailed {
 		t.Fatalf("group %+v", g)
 	}
 }
@@ -216,11 +216,11 @@ func TestAdvance_TerminatedKeepsTheRunningStep(t *testing.T) {
 	ended := r.Status.DeepCopy()
 	ended.Terminated = true
 	r = Advance(f, ended, "v1", now)
-	if !r.Reached["a"] || r.Reached["b"] || r.Status.Phase != PhaseTerminated || len(r.Dispatching()) != 0 {
+	if !r.Reached["a"] || r.Reached["b"] || r.Status.Phase != v1beta1.WorkflowPhaseTerminated || len(r.Dispatching()) != 0 {
 		t.Fatalf("terminated: reached %v, %+v", r.Reached, r.Status)
 	}
 	// vela workflow terminate marks the running step failed.
-	ended.Steps[0].Phase, ended.Steps[0].Reason = StepFailed, "Terminate"
+	ended.Steps[0].Phase, ended.Steps[0].Reason = v1beta1.WorkflowStepFailed, "Terminate"
 	if r = Advance(f, ended, "v1", now); !r.Reached["a"] {
 		t.Fatalf("terminated by vela: reached %v", r.Reached)
 	}

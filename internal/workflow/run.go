@@ -99,7 +99,7 @@ func AdvanceWith(f Flow, prev *v1beta1.WorkflowStatus, revision string, now time
 	if st.Finished {
 		return r
 	}
-	st.Phase, st.Message = PhaseExecuting, ""
+	st.Phase, st.Message = v1beta1.WorkflowPhaseExecuting, ""
 	if !st.Suspend {
 		st.SuspendState = ""
 	}
@@ -110,12 +110,12 @@ func AdvanceWith(f Flow, prev *v1beta1.WorkflowStatus, revision string, now time
 		// suspend), until resumed.
 		r.byHand = true
 		r.walk(func(_ *Step, ss *v1beta1.StepStatus) {
-			r.byHand = r.byHand && ss.Phase != StepSuspending
+			r.byHand = r.byHand && ss.Phase != v1beta1.WorkflowStepSuspending
 		})
 	}
 	top := r.top()
 	if st.Terminated && !allRun(top) {
-		st.Phase, st.Message = PhaseTerminated, "the workflow was terminated; restart it to run the remaining steps"
+		st.Phase, st.Message = v1beta1.WorkflowPhaseTerminated, "the workflow was terminated; restart it to run the remaining steps"
 		return r
 	}
 	done := r.level(f.Steps, top, f.DAG)
@@ -128,8 +128,8 @@ func AdvanceWith(f Flow, prev *v1beta1.WorkflowStatus, revision string, now time
 		end(st, now)
 		return r
 	}
-	if st.Suspend && st.Phase != PhaseSuspending {
-		st.Phase = PhaseSuspending
+	if st.Suspend && st.Phase != v1beta1.WorkflowPhaseSuspending {
+		st.Phase = v1beta1.WorkflowPhaseSuspending
 		st.Message = "suspended"
 		if r.held != "" {
 			st.Message = fmt.Sprintf("suspended before step %q", r.held)
@@ -174,22 +174,22 @@ func (r *Run) walk(fn func(s *Step, ss *v1beta1.StepStatus)) {
 // that started applied stays applied and kept.
 func begun(ss *v1beta1.StepStatus) bool {
 	switch ss.Phase {
-	case StepSucceeded:
+	case v1beta1.WorkflowStepSucceeded:
 		return true
-	case StepRunning:
+	case v1beta1.WorkflowStepRunning:
 		// vela workflow resume marks an approval step running before it
 		// is approved.
 		return ss.Message != approvalMessage
-	case StepFailed:
+	case v1beta1.WorkflowStepFailed:
 		// A condition that did not evaluate failed the step before it
 		// ran.
-		return ss.Reason != ReasonCondition
+		return ss.Reason != v1beta1.WorkflowStepReasonConditionError
 	}
 	return false
 }
 
 func ran(phase string) bool {
-	return phase == StepSucceeded || phase == StepFailed || phase == StepSkipped
+	return phase == v1beta1.WorkflowStepSucceeded || phase == v1beta1.WorkflowStepFailed || phase == v1beta1.WorkflowStepSkipped
 }
 
 func allRun(ss []*v1beta1.StepStatus) bool {
@@ -205,7 +205,7 @@ func allRun(ss []*v1beta1.StepStatus) bool {
 // from running when they have no if: it failed, or was skipped for a
 // failure before it.
 func blocks(s *Step, ss *v1beta1.StepStatus) bool {
-	return ss.Phase == StepFailed || ss.Phase == StepSkipped && s.If == ""
+	return ss.Phase == v1beta1.WorkflowStepFailed || ss.Phase == v1beta1.WorkflowStepSkipped && s.If == ""
 }
 
 // level runs the steps of one level (the workflow's, or a group's
@@ -254,8 +254,8 @@ func (r *Run) level(steps []Step, ss []*v1beta1.StepStatus, dag bool) bool {
 // failed says whether one of them failed.
 func (r *Run) step(s *Step, ss *v1beta1.StepStatus, failed bool) {
 	t := metav1.NewTime(r.now)
-	if ss.Phase == StepPending {
-		if r.holding() && s.Type != TypeSuspend && !s.Approve {
+	if ss.Phase == v1beta1.WorkflowStepPending {
+		if r.holding() && s.Type != v1beta1.WorkflowStepTypeSuspend && !s.Approve {
 			// A suspension keeps steps from starting; those running go
 			// on.
 			if r.held == "" {
@@ -275,7 +275,7 @@ func (r *Run) step(s *Step, ss *v1beta1.StepStatus, failed bool) {
 			return
 		}
 		if err != nil {
-			ss.Phase, ss.Reason, ss.Message, ss.FirstExecuteTime, ss.LastExecuteTime = StepFailed, ReasonCondition, err.Error(), t, t
+			ss.Phase, ss.Reason, ss.Message, ss.FirstExecuteTime, ss.LastExecuteTime = v1beta1.WorkflowStepFailed, v1beta1.WorkflowStepReasonConditionError, err.Error(), t, t
 			return
 		}
 		if !run {
@@ -287,13 +287,13 @@ func (r *Run) step(s *Step, ss *v1beta1.StepStatus, failed bool) {
 		}
 	}
 	switch s.Type {
-	case TypeSuspend:
+	case v1beta1.WorkflowStepTypeSuspend:
 		r.suspend(s, ss)
-	case TypeStepGroup:
+	case v1beta1.WorkflowStepTypeStepGroup:
 		if ss.FirstExecuteTime.IsZero() {
 			ss.FirstExecuteTime, ss.LastExecuteTime = t, t
 		}
-		ss.Phase = StepRunning
+		ss.Phase = v1beta1.WorkflowStepRunning
 		i := slices.IndexFunc(r.flow.Steps, func(g Step) bool { return g.Name == s.Name })
 		subs := r.subs(i)
 		if r.timedOut(s, ss, ss.FirstExecuteTime) {
@@ -305,12 +305,12 @@ func (r *Run) step(s *Step, ss *v1beta1.StepStatus, failed bool) {
 				if ran(sub.Phase) {
 					continue
 				}
-				if sub.Phase != StepRunning || !begun(sub) {
+				if sub.Phase != v1beta1.WorkflowStepRunning || !begun(sub) {
 					r.skip(&s.Sub[j], sub)
 					sub.Message = "its step-group timed out"
 					continue
 				}
-				sub.Phase, sub.Reason, sub.Message, sub.LastExecuteTime = StepFailed, ReasonTimeout, "its step-group timed out", t
+				sub.Phase, sub.Reason, sub.Message, sub.LastExecuteTime = v1beta1.WorkflowStepFailed, v1beta1.WorkflowStepReasonTimeout, "its step-group timed out", t
 			}
 			r.settleSuspend()
 			return
@@ -326,11 +326,11 @@ func (r *Run) step(s *Step, ss *v1beta1.StepStatus, failed bool) {
 // skip marks a step, and a group's sub-steps, skipped.
 func (r *Run) skip(s *Step, ss *v1beta1.StepStatus) {
 	t := metav1.NewTime(r.now)
-	ss.Phase, ss.FirstExecuteTime, ss.LastExecuteTime = StepSkipped, t, t
-	if s.Type == TypeStepGroup {
+	ss.Phase, ss.FirstExecuteTime, ss.LastExecuteTime = v1beta1.WorkflowStepSkipped, t, t
+	if s.Type == v1beta1.WorkflowStepTypeStepGroup {
 		i := slices.IndexFunc(r.flow.Steps, func(g Step) bool { return g.Name == s.Name })
 		for _, sub := range r.subs(i) {
-			sub.Phase, sub.FirstExecuteTime, sub.LastExecuteTime = StepSkipped, t, t
+			sub.Phase, sub.FirstExecuteTime, sub.LastExecuteTime = v1beta1.WorkflowStepSkipped, t, t
 		}
 	}
 }
@@ -338,12 +338,12 @@ func (r *Run) skip(s *Step, ss *v1beta1.StepStatus) {
 // closeGroup ends a step group whose sub-steps have all run: failed when
 // one failed, else succeeded.
 func (r *Run) closeGroup(s *Step, ss *v1beta1.StepStatus, subs []*v1beta1.StepStatus) {
-	ss.Phase, ss.Message, ss.LastExecuteTime = StepSucceeded, "", metav1.NewTime(r.now)
+	ss.Phase, ss.Message, ss.LastExecuteTime = v1beta1.WorkflowStepSucceeded, "", metav1.NewTime(r.now)
 	for j, sub := range subs {
-		if sub.Phase == StepFailed {
+		if sub.Phase == v1beta1.WorkflowStepFailed {
 			// The group's reason stays its own: status.<group>.timeout
 			// says whether the group's timeout passed.
-			ss.Phase = StepFailed
+			ss.Phase = v1beta1.WorkflowStepFailed
 			ss.Message = fmt.Sprintf("sub-step %q failed: %s", s.Sub[j].Name, sub.Message)
 			break
 		}
@@ -356,33 +356,33 @@ func (r *Run) closeGroup(s *Step, ss *v1beta1.StepStatus, subs []*v1beta1.StepSt
 func (r *Run) runStep(s *Step, ss *v1beta1.StepStatus) {
 	st := r.Status
 	t := metav1.NewTime(r.now)
-	if s.Approve && (ss.Phase != StepRunning || ss.Message == approvalMessage) {
+	if s.Approve && (ss.Phase != v1beta1.WorkflowStepRunning || ss.Message == approvalMessage) {
 		// auto: false: the step waits for a resume, as a suspend step
 		// before it would. vela workflow resume marks it running; its
 		// message still says it waits.
 		if ss.FirstExecuteTime.IsZero() {
 			ss.FirstExecuteTime = t
 		}
-		if resumed := !r.suspended && (ss.Phase == StepSuspending || ss.Phase == StepRunning); !resumed {
-			if ss.Phase != StepSuspending {
+		if resumed := !r.suspended && (ss.Phase == v1beta1.WorkflowStepSuspending || ss.Phase == v1beta1.WorkflowStepRunning); !resumed {
+			if ss.Phase != v1beta1.WorkflowStepSuspending {
 				ss.LastExecuteTime = t
 			}
-			ss.Phase, ss.Message = StepSuspending, approvalMessage
+			ss.Phase, ss.Message = v1beta1.WorkflowStepSuspending, approvalMessage
 			r.waiting[s.Name] = true
-			if st.Phase != PhaseSuspending {
+			if st.Phase != v1beta1.WorkflowPhaseSuspending {
 				st.Message = fmt.Sprintf("suspended before step %q (auto: false)", s.Name)
 			}
-			st.Suspend, st.Phase = true, PhaseSuspending
+			st.Suspend, st.Phase = true, v1beta1.WorkflowPhaseSuspending
 			return
 		}
 		// Approved: it starts in this pass.
-		ss.Phase, ss.Message = StepPending, ""
+		ss.Phase, ss.Message = v1beta1.WorkflowStepPending, ""
 	}
 	// Its timeout counts from when it started.
-	if ss.Phase == StepRunning && r.timedOut(s, ss, ss.LastExecuteTime) {
+	if ss.Phase == v1beta1.WorkflowStepRunning && r.timedOut(s, ss, ss.LastExecuteTime) {
 		return
 	}
-	if r.holding() && ss.Phase != StepRunning {
+	if r.holding() && ss.Phase != v1beta1.WorkflowStepRunning {
 		// Suspended by hand (vela or steward workflow suspend) before
 		// this step started.
 		if r.held == "" {
@@ -393,13 +393,13 @@ func (r *Run) runStep(s *Step, ss *v1beta1.StepStatus) {
 	if ss.FirstExecuteTime.IsZero() {
 		ss.FirstExecuteTime = t
 	}
-	if ss.Phase != StepRunning {
+	if ss.Phase != v1beta1.WorkflowStepRunning {
 		ss.LastExecuteTime = t
 		if s.Timeout > 0 {
 			r.wake(s.Timeout)
 		}
 	}
-	ss.Phase = StepRunning
+	ss.Phase = v1beta1.WorkflowStepRunning
 	if s.Delivers() {
 		r.Reached[s.Name] = true
 	}
@@ -463,7 +463,7 @@ func (r *Run) Finish(judge func(step string) (done bool, message string), now ti
 			r.waited = true
 			continue
 		}
-		ss.Phase, ss.Message, ss.LastExecuteTime = StepSucceeded, "", metav1.NewTime(now)
+		ss.Phase, ss.Message, ss.LastExecuteTime = v1beta1.WorkflowStepSucceeded, "", metav1.NewTime(now)
 		progressed = true
 	}
 	if !progressed {
@@ -471,7 +471,7 @@ func (r *Run) Finish(judge func(step string) (done bool, message string), now ti
 	}
 	for i := range r.flow.Steps {
 		g := &r.flow.Steps[i]
-		if ss := &r.Status.Steps[i].StepStatus; g.Type == TypeStepGroup && ss.Phase == StepRunning && allRun(r.subs(i)) {
+		if ss := &r.Status.Steps[i].StepStatus; g.Type == v1beta1.WorkflowStepTypeStepGroup && ss.Phase == v1beta1.WorkflowStepRunning && allRun(r.subs(i)) {
 			r.closeGroup(g, ss, r.subs(i))
 		}
 	}
@@ -490,7 +490,7 @@ func (r *Run) wouldStart() bool {
 	next := AdvanceWith(r.flow, r.Status, r.Status.AppRevision, r.now, r.data)
 	started := false
 	next.walk(func(s *Step, ss *v1beta1.StepStatus) {
-		if before := r.status[s.Name]; before != nil && before.Phase == StepPending && ss.Phase != StepPending {
+		if before := r.status[s.Name]; before != nil && before.Phase == v1beta1.WorkflowStepPending && ss.Phase != v1beta1.WorkflowStepPending {
 			started = true
 		}
 	})
@@ -501,17 +501,17 @@ func (r *Run) wouldStart() bool {
 
 // Succeeded reports whether the run finished without a failed step.
 func (r *Run) Succeeded() bool {
-	return r != nil && r.Status.Finished && r.Status.Phase == PhaseSucceeded
+	return r != nil && r.Status.Finished && r.Status.Phase == v1beta1.WorkflowPhaseSucceeded
 }
 
 // end finishes the run: succeeded, or, when a step failed, failed and
 // terminated, as KubeVela ends it.
 func end(st *v1beta1.WorkflowStatus, now time.Time) {
 	st.Finished, st.Suspend, st.SuspendState = true, false, ""
-	st.Phase, st.Message = PhaseSucceeded, ""
+	st.Phase, st.Message = v1beta1.WorkflowPhaseSucceeded, ""
 	for _, ss := range st.Steps {
-		if ss.Phase == StepFailed {
-			st.Phase, st.Terminated = PhaseFailed, true
+		if ss.Phase == v1beta1.WorkflowStepFailed {
+			st.Phase, st.Terminated = v1beta1.WorkflowPhaseFailed, true
 			st.Message = fmt.Sprintf("step %q failed: %s", ss.Name, ss.Message)
 			break
 		}
@@ -532,11 +532,11 @@ func restart(f Flow, prev *v1beta1.WorkflowStatus, revision string, now time.Tim
 	st := &v1beta1.WorkflowStatus{AppRevision: revision, Mode: f.Mode(), StartTime: metav1.NewTime(now)}
 	for i, s := range f.Steps {
 		ws := v1beta1.WorkflowStepStatus{StepStatus: v1beta1.StepStatus{
-			ID: fmt.Sprintf("%s-%d", revision, i), Name: s.Name, Type: s.Type, Phase: StepPending,
+			ID: fmt.Sprintf("%s-%d", revision, i), Name: s.Name, Type: s.Type, Phase: v1beta1.WorkflowStepPending,
 		}}
 		for j, sub := range s.Sub {
 			ws.SubStepsStatus = append(ws.SubStepsStatus, v1beta1.StepStatus{
-				ID: fmt.Sprintf("%s-%d-%d", revision, i, j), Name: sub.Name, Type: sub.Type, Phase: StepPending,
+				ID: fmt.Sprintf("%s-%d-%d", revision, i, j), Name: sub.Name, Type: sub.Type, Phase: v1beta1.WorkflowStepPending,
 			})
 		}
 		st.Steps = append(st.Steps, ws)

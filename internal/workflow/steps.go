@@ -48,9 +48,9 @@ func Steps(wf *v1beta1.Workflow) (Flow, error) {
 		if err != nil {
 			return Flow{}, err
 		}
-		if s.Type == TypeStepGroup {
+		if s.Type == v1beta1.WorkflowStepTypeStepGroup {
 			for _, sub := range s.SubSteps {
-				if sub.Type == TypeStepGroup {
+				if sub.Type == v1beta1.WorkflowStepTypeStepGroup {
 					return Flow{}, fmt.Errorf("step %q: a step-group inside step-group %q (KubeVela runs one level of sub-steps)", names.peek(sub), step.Name)
 				}
 				ss, err := parseStep(sub, names)
@@ -114,10 +114,10 @@ func parseStep(s v1beta1.WorkflowStepBase, names Namer) (Step, error) {
 	}
 	parseData(s, &step)
 	switch s.Type {
-	case TypeDeploy:
+	case v1beta1.WorkflowStepTypeDeploy:
 		step.Approve = NotAuto(s.Properties)
-	case TypeApplyComponent, TypeApplyObject, TypeStepGroup:
-	case TypeSuspend:
+	case v1beta1.WorkflowStepTypeApplyComponent, v1beta1.WorkflowStepTypeApplyObject, v1beta1.WorkflowStepTypeStepGroup:
+	case v1beta1.WorkflowStepTypeSuspend:
 		var props struct {
 			Duration string `json:"duration,omitempty"`
 			Message  string `json:"message,omitempty"`
@@ -131,7 +131,7 @@ func parseStep(s v1beta1.WorkflowStepBase, names Namer) (Step, error) {
 		}
 		step.Duration = d
 		step.Message = props.Message
-	case TypeDependsOnApp:
+	case v1beta1.WorkflowStepTypeDependsOnApp:
 		var props struct {
 			Name      string `json:"name"`
 			Namespace string `json:"namespace,omitempty"`

@@ -26,7 +26,7 @@ func (r *Run) settleSuspend() {
 	}
 	r.Status.Suspend = false
 	r.walk(func(s *Step, ss *v1beta1.StepStatus) {
-		if ss.Phase == StepSuspending && (r.suspended || r.waiting[s.Name]) {
+		if ss.Phase == v1beta1.WorkflowStepSuspending && (r.suspended || r.waiting[s.Name]) {
 			r.Status.Suspend = true
 		}
 	})
@@ -42,7 +42,7 @@ func (r *Run) suspend(s *Step, ss *v1beta1.StepStatus) {
 	}
 	// A resume, or a duration that ends before the timeout, ends the
 	// wait, however late this pass runs.
-	resumed := !r.suspended && (ss.Phase == StepSuspending || ss.Phase == StepRunning)
+	resumed := !r.suspended && (ss.Phase == v1beta1.WorkflowStepSuspending || ss.Phase == v1beta1.WorkflowStepRunning)
 	if s.Duration > 0 && !resumed && !r.manual && (s.Timeout == 0 || s.Duration < s.Timeout) {
 		// Only a resume ends a suspension by hand.
 		if left := ss.FirstExecuteTime.Add(s.Duration).Sub(r.now); left > 0 {
@@ -52,7 +52,7 @@ func (r *Run) suspend(s *Step, ss *v1beta1.StepStatus) {
 		}
 	}
 	if resumed {
-		ss.Phase, ss.Message, ss.LastExecuteTime = StepSucceeded, "", t
+		ss.Phase, ss.Message, ss.LastExecuteTime = v1beta1.WorkflowStepSucceeded, "", t
 		r.settleSuspend()
 		return
 	}
@@ -63,18 +63,18 @@ func (r *Run) suspend(s *Step, ss *v1beta1.StepStatus) {
 		return
 	}
 	r.waiting[s.Name] = true
-	if ss.Phase != StepSuspending {
+	if ss.Phase != v1beta1.WorkflowStepSuspending {
 		ss.LastExecuteTime = t
 	}
-	ss.Phase = StepSuspending
+	ss.Phase = v1beta1.WorkflowStepSuspending
 	ss.Message = s.Message
-	if st.Phase != PhaseSuspending {
+	if st.Phase != v1beta1.WorkflowPhaseSuspending {
 		st.Message = fmt.Sprintf("suspended at step %q", s.Name)
 		if r.manual {
 			st.Message += " (suspended by hand: only a resume goes on)"
 		}
 	}
-	st.Suspend, st.Phase = true, PhaseSuspending
+	st.Suspend, st.Phase = true, v1beta1.WorkflowPhaseSuspending
 }
 
 // approvalMessage is the message of a deploy step with auto: false while

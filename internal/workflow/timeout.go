@@ -20,7 +20,7 @@ func (r *Run) waitTimeout(s *Step, ss *v1beta1.StepStatus) bool {
 	if !r.expired(s, ss.FirstExecuteTime) {
 		return false
 	}
-	ss.Phase, ss.Reason, ss.LastExecuteTime = StepFailed, ReasonTimeout, metav1.NewTime(r.now)
+	ss.Phase, ss.Reason, ss.LastExecuteTime = v1beta1.WorkflowStepFailed, v1beta1.WorkflowStepReasonTimeout, metav1.NewTime(r.now)
 	ss.Message = fmt.Sprintf("the step did not start within its timeout (%s): %s", s.Timeout, ss.Message)
 	return false
 }
@@ -32,7 +32,7 @@ func (r *Run) timedOut(s *Step, ss *v1beta1.StepStatus, started metav1.Time) boo
 	if !r.expired(s, started) {
 		return false
 	}
-	ss.Phase, ss.Reason, ss.LastExecuteTime = StepFailed, ReasonTimeout, metav1.NewTime(r.now)
+	ss.Phase, ss.Reason, ss.LastExecuteTime = v1beta1.WorkflowStepFailed, v1beta1.WorkflowStepReasonTimeout, metav1.NewTime(r.now)
 	ss.Message = fmt.Sprintf("the step did not succeed within its timeout (%s)", s.Timeout)
 	if s.Delivers() {
 		r.Reached[s.Name] = true

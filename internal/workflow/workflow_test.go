@@ -16,9 +16,9 @@ import (
 
 func gate(duration string) Flow {
 	wf := &v1beta1.Workflow{Steps: []v1beta1.WorkflowStep{
-		{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "staging", Type: TypeDeploy}},
-		{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "approve", Type: TypeSuspend}},
-		{WorkflowStepBase: v1beta1.WorkflowStepBase{Type: TypeDeploy}},
+		{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "staging", Type: v1beta1.WorkflowStepTypeDeploy}},
+		{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "approve", Type: v1beta1.WorkflowStepTypeSuspend}},
+		{WorkflowStepBase: v1beta1.WorkflowStepBase{Type: v1beta1.WorkflowStepTypeDeploy}},
 	}}
 	if duration != "" {
 		raw, _ := json.Marshal(map[string]string{"duration": duration})
@@ -74,10 +74,10 @@ func TestAdvance_AGateHoldsTheStepsAfterItUntilResumed(t *testing.T) {
 		t.Fatalf("first pass: reached %v, next %v", r.Reached, r.Next)
 	}
 	r = pass(steps, r.Status, "web-v1", now.Add(time.Second))
-	if r.Reached["deploy-2"] || !r.Status.Suspend || r.Status.Phase != PhaseSuspending || r.Next || r.Requeue != 0 {
+	if r.Reached["deploy-2"] || !r.Status.Suspend || r.Status.Phase != v1beta1.WorkflowPhaseSuspending || r.Next || r.Requeue != 0 {
 		t.Fatalf("at the gate: reached %v, status %+v", r.Reached, r.Status)
 	}
-	if got := phases(r.Status); !equal(got, []string{StepSucceeded, StepSuspending, StepPending}) {
+	if got := phases(r.Status); !equal(got, []string{v1beta1.WorkflowStepSucceeded, v1beta1.WorkflowStepSuspending, v1beta1.WorkflowStepPending}) {
 		t.Fatalf("step phases %v", got)
 	}
 
@@ -90,7 +90,7 @@ func TestAdvance_AGateHoldsTheStepsAfterItUntilResumed(t *testing.T) {
 	resumed := r.Status.DeepCopy()
 	resumed.Suspend = false
 	r = pass(steps, resumed, "web-v1", now.Add(2*time.Hour))
-	if !r.Reached["staging"] || !r.Reached["deploy-2"] || !r.Status.Finished || r.Status.Phase != PhaseSucceeded || r.Status.Suspend {
+	if !r.Reached["staging"] || !r.Reached["deploy-2"] || !r.Status.Finished || r.Status.Phase != v1beta1.WorkflowPhaseSucceeded || r.Status.Suspend {
 		t.Fatalf("after the resume: reached %v, status %+v", r.Reached, r.Status)
 	}
 	done := pass(steps, r.Status, "web-v1", now.Add(3*time.Hour))
@@ -142,25 +142,25 @@ func TestEncode_TheRecordedStepsReadBack(t *testing.T) {
 }
 
 func TestAdvance_SuspendTerminateAndFailedSteps(t *testing.T) {
-	steps := Flow{Steps: []Step{{Name: "a", Type: TypeDeploy}, {Name: "b", Type: TypeDeploy}, {Name: "wait", Type: TypeSuspend}}}
+	steps := Flow{Steps: []Step{{Name: "a", Type: v1beta1.WorkflowStepTypeDeploy}, {Name: "b", Type: v1beta1.WorkflowStepTypeDeploy}, {Name: "wait", Type: v1beta1.WorkflowStepTypeSuspend}}}
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 
 	// A step that does not apply everything stays running, with why.
 	r := Advance(steps, nil, "v1", now)
 	r.Finish(all(false, "waiting"), now)
-	if r.Status.Steps[0].Phase != StepRunning || r.Status.Steps[0].Message != "waiting" || r.Next {
+	if r.Status.Steps[0].Phase != v1beta1.WorkflowStepRunning || r.Status.Steps[0].Message != "waiting" || r.Next {
 		t.Fatalf("a failed step: %+v", r.Status.Steps[0])
 	}
 
 	// Suspended by hand before b starts: b is not reached.
 	r = pass(steps, r.Status, "v1", now)
-	if r.Status.Steps[0].Phase != StepSucceeded {
+	if r.Status.Steps[0].Phase != v1beta1.WorkflowStepSucceeded {
 		t.Fatalf("a: %+v", r.Status.Steps[0])
 	}
 	held := r.Status.DeepCopy()
 	held.Suspend = true
 	r = pass(steps, held, "v1", now)
-	if r.Reached["b"] || r.Status.Phase != PhaseSuspending || !r.Reached["a"] {
+	if r.Reached["b"] || r.Status.Phase != v1beta1.WorkflowPhaseSuspending || !r.Reached["a"] {
 		t.Fatalf("suspended by hand: reached %v, phase %s", r.Reached, r.Status.Phase)
 	}
 
@@ -168,7 +168,7 @@ func TestAdvance_SuspendTerminateAndFailedSteps(t *testing.T) {
 	ended := r.Status.DeepCopy()
 	ended.Suspend, ended.Terminated = false, true
 	r = pass(steps, ended, "v1", now)
-	if r.Reached["b"] || !r.Reached["a"] || r.Status.Phase != PhaseTerminated || r.Status.Finished {
+	if r.Reached["b"] || !r.Reached["a"] || r.Status.Phase != v1beta1.WorkflowPhaseTerminated || r.Status.Finished {
 		t.Fatalf("terminated: reached %v, status %+v", r.Reached, r.Status)
 	}
 }
@@ -176,13 +176,13 @@ func TestAdvance_SuspendTerminateAndFailedSteps(t *testing.T) {
 func TestSteps_RefusesWhatItCannotRun(t *testing.T) {
 	for name, wf := range map[string]*v1beta1.Workflow{
 		"a duplicate name": {Steps: []v1beta1.WorkflowStep{
-			{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "x", Type: TypeDeploy}},
-			{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "x", Type: TypeSuspend}}}},
+			{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "x", Type: v1beta1.WorkflowStepTypeDeploy}},
+			{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "x", Type: v1beta1.WorkflowStepTypeSuspend}}}},
 		"no deploy step": {Steps: []v1beta1.WorkflowStep{
-			{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "w", Type: TypeSuspend}}}},
+			{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "w", Type: v1beta1.WorkflowStepTypeSuspend}}}},
 		"another step type": {Steps: []v1beta1.WorkflowStep{
 			{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "g", Type: "step-group"}},
-			{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "w", Type: TypeSuspend}}}},
+			{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "w", Type: v1beta1.WorkflowStepTypeSuspend}}}},
 	} {
 		if _, err := bound(wf); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -247,8 +247,8 @@ func TestStatus_HasKubeVelasFieldNames(t *testing.T) {
 // step marked running too).
 func TestAdvance_AutoFalsePausesBeforeTheStep(t *testing.T) {
 	wf := &v1beta1.Workflow{Steps: []v1beta1.WorkflowStep{
-		{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "staging", Type: TypeDeploy}},
-		{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "prod", Type: TypeDeploy, Properties: &runtime.RawExtension{Raw: []byte(`{"policies":["p"],"auto":false}`)}}},
+		{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "staging", Type: v1beta1.WorkflowStepTypeDeploy}},
+		{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "prod", Type: v1beta1.WorkflowStepTypeDeploy, Properties: &runtime.RawExtension{Raw: []byte(`{"policies":["p"],"auto":false}`)}}},
 	}}
 	if !Gated(wf) {
 		t.Fatal("a workflow with auto: false is not gated")
@@ -260,16 +260,16 @@ func TestAdvance_AutoFalsePausesBeforeTheStep(t *testing.T) {
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	r := pass(steps, nil, "web-v1", now)
 	r = pass(steps, r.Status, "web-v1", now.Add(time.Second))
-	if r.Reached["prod"] || !r.Status.Suspend || r.Status.Phase != PhaseSuspending || r.Next {
+	if r.Reached["prod"] || !r.Status.Suspend || r.Status.Phase != v1beta1.WorkflowPhaseSuspending || r.Next {
 		t.Fatalf("before prod: reached %v, status %+v", r.Reached, r.Status)
 	}
-	if got := phases(r.Status); !equal(got, []string{StepSucceeded, StepSuspending}) {
+	if got := phases(r.Status); !equal(got, []string{v1beta1.WorkflowStepSucceeded, v1beta1.WorkflowStepSuspending}) {
 		t.Fatalf("step phases %v", got)
 	}
 	held := r.Status
 	for name, resume := range map[string]func(*v1beta1.WorkflowStatus){
 		"steward": func(st *v1beta1.WorkflowStatus) { st.Suspend = false },
-		"vela":    func(st *v1beta1.WorkflowStatus) { st.Suspend = false; st.Steps[1].Phase = StepRunning },
+		"vela":    func(st *v1beta1.WorkflowStatus) { st.Suspend = false; st.Steps[1].Phase = v1beta1.WorkflowStepRunning },
 	} {
 		t.Run(name, func(t *testing.T) {
 			st := held.DeepCopy()
@@ -284,7 +284,7 @@ func TestAdvance_AutoFalsePausesBeforeTheStep(t *testing.T) {
 			}
 		})
 	}
-	if Gated(&v1beta1.Workflow{Steps: []v1beta1.WorkflowStep{{WorkflowStepBase: v1beta1.WorkflowStepBase{Type: TypeDeploy, Properties: &runtime.RawExtension{Raw: []byte(`{"auto":true}`)}}}}}) {
+	if Gated(&v1beta1.Workflow{Steps: []v1beta1.WorkflowStep{{WorkflowStepBase: v1beta1.WorkflowStepBase{Type: v1beta1.WorkflowStepTypeDeploy, Properties: &runtime.RawExtension{Raw: []byte(`{"auto":true}`)}}}}}) {
 		t.Error("auto: true gates the workflow")
 	}
 }
@@ -328,7 +328,7 @@ func TestAdvance_ATimeoutFailsTheStepAndIfDecidesWhatRuns(t *testing.T) {
 
 	r = Advance(steps, r.Status, "v1", now.Add(61*time.Second))
 	st := r.Status.Steps[0]
-	if st.Phase != StepFailed || st.Reason != ReasonTimeout || r.dispatching() != "fallback" || !r.Reached["staging"] {
+	if st.Phase != v1beta1.WorkflowStepFailed || st.Reason != v1beta1.WorkflowStepReasonTimeout || r.dispatching() != "fallback" || !r.Reached["staging"] {
 		t.Fatalf("after the timeout: staging %+v, dispatching %q, reached %v", st, r.Dispatching(), r.Reached)
 	}
 	r.Finish(all(true, ""), now.Add(61*time.Second))
@@ -336,12 +336,12 @@ func TestAdvance_ATimeoutFailsTheStepAndIfDecidesWhatRuns(t *testing.T) {
 		t.Fatalf("the run ended before its last steps: %+v", r.Status)
 	}
 	r = Advance(steps, r.Status, "v1", now.Add(62*time.Second))
-	if got := phases(r.Status); !equal(got, []string{StepFailed, StepSucceeded, StepSkipped, StepRunning}) || r.dispatching() != "report" {
+	if got := phases(r.Status); !equal(got, []string{v1beta1.WorkflowStepFailed, v1beta1.WorkflowStepSucceeded, v1beta1.WorkflowStepSkipped, v1beta1.WorkflowStepRunning}) || r.dispatching() != "report" {
 		t.Fatalf("phases %v, dispatching %q", got, r.dispatching())
 	}
 	r.Finish(all(true, ""), now.Add(62*time.Second))
 	w := r.Status
-	if !w.Finished || !w.Terminated || w.Phase != PhaseFailed || r.Succeeded() || r.Next {
+	if !w.Finished || !w.Terminated || w.Phase != v1beta1.WorkflowPhaseFailed || r.Succeeded() || r.Next {
 		t.Fatalf("the run: %+v", w)
 	}
 	// A finished run reaches what ran, not what was skipped.
@@ -369,7 +369,7 @@ func TestAdvance_ASuspendTimesOut(t *testing.T) {
 	if r.Status.Suspend || r.dispatching() != "cleanup" || r.Reached["prod"] {
 		t.Fatalf("after the timeout: %+v, dispatching %q", r.Status, r.dispatching())
 	}
-	if got := phases(r.Status); !equal(got, []string{StepSucceeded, StepFailed, StepSkipped, StepRunning}) {
+	if got := phases(r.Status); !equal(got, []string{v1beta1.WorkflowStepSucceeded, v1beta1.WorkflowStepFailed, v1beta1.WorkflowStepSkipped, v1beta1.WorkflowStepRunning}) {
 		t.Fatalf("phases %v", got)
 	}
 }
@@ -382,7 +382,7 @@ func TestAdvance_AutoFalseTimeoutCountsFromTheApproval(t *testing.T) {
 	r := pass(steps, nil, "v1", now)
 	r = pass(steps, r.Status, "v1", now.Add(time.Second))
 	r = Advance(steps, r.Status, "v1", now.Add(time.Hour))
-	if !r.Status.Suspend || r.Status.Steps[1].Phase != StepSuspending || r.Reached["prod"] {
+	if !r.Status.Suspend || r.Status.Steps[1].Phase != v1beta1.WorkflowStepSuspending || r.Reached["prod"] {
 		t.Fatalf("an hour waiting for approval: %+v", r.Status)
 	}
 	st := r.Status.DeepCopy()
@@ -392,7 +392,7 @@ func TestAdvance_AutoFalseTimeoutCountsFromTheApproval(t *testing.T) {
 		t.Fatalf("approved: dispatching %q, requeue %v", r.Dispatching(), r.Requeue)
 	}
 	r = Advance(steps, r.Status, "v1", now.Add(2*time.Hour+2*time.Minute))
-	if r.Status.Steps[1].Phase != StepFailed || !r.Reached["prod"] || !r.Status.Terminated {
+	if r.Status.Steps[1].Phase != v1beta1.WorkflowStepFailed || !r.Reached["prod"] || !r.Status.Terminated {
 		t.Fatalf("after its timeout: %+v, reached %v", r.Status, r.Reached)
 	}
 }
@@ -405,15 +405,15 @@ func TestAdvance_AutoFalseResumedByVelaStartsItsTimeoutThen(t *testing.T) {
 	r := pass(steps, nil, "v1", now)
 	r = pass(steps, r.Status, "v1", now.Add(time.Second))
 	st := r.Status.DeepCopy()
-	st.Suspend, st.Steps[1].Phase = false, StepRunning
+	st.Suspend, st.Steps[1].Phase = false, v1beta1.WorkflowStepRunning
 	at := now.Add(time.Hour)
 	r = Advance(steps, st, "v1", at)
 	ss := r.Status.Steps[1]
-	if r.dispatching() != "prod" || ss.Phase != StepRunning || ss.Message != "" || !ss.LastExecuteTime.Time.Equal(at) || r.Requeue != 10*time.Minute {
+	if r.dispatching() != "prod" || ss.Phase != v1beta1.WorkflowStepRunning || ss.Message != "" || !ss.LastExecuteTime.Time.Equal(at) || r.Requeue != 10*time.Minute {
 		t.Fatalf("resumed by vela an hour later: %+v, requeue %v", ss, r.Requeue)
 	}
 	r.Finish(all(false, "waiting"), at)
-	if r = Advance(steps, r.Status, "v1", at.Add(5*time.Minute)); r.Status.Steps[1].Phase != StepRunning || r.Requeue != 5*time.Minute {
+	if r = Advance(steps, r.Status, "v1", at.Add(5*time.Minute)); r.Status.Steps[1].Phase != v1beta1.WorkflowStepRunning || r.Requeue != 5*time.Minute {
 		t.Fatalf("5 minutes after the approval: %+v, requeue %v", r.Status.Steps[1], r.Requeue)
 	}
 }
@@ -430,12 +430,12 @@ func TestAdvance_ASuspendEndedBeforeItsTimeoutSucceeds(t *testing.T) {
 		t.Fatalf("at the wait: requeue %v, want the duration", r.Requeue)
 	}
 	held := r.Status
-	if late := Advance(steps, held, "v1", now.Add(11*time.Minute)); late.Status.Steps[1].Phase != StepSucceeded || late.dispatching() != "prod" {
+	if late := Advance(steps, held, "v1", now.Add(11*time.Minute)); late.Status.Steps[1].Phase != v1beta1.WorkflowStepSucceeded || late.dispatching() != "prod" {
 		t.Fatalf("a late pass: %+v", late.Status.Steps[1])
 	}
 	resumed := held.DeepCopy()
 	resumed.Suspend = false
-	if late := Advance(steps, resumed, "v1", now.Add(11*time.Minute)); late.Status.Steps[1].Phase != StepSucceeded {
+	if late := Advance(steps, resumed, "v1", now.Add(11*time.Minute)); late.Status.Steps[1].Phase != v1beta1.WorkflowStepSucceeded {
 		t.Fatalf("resumed, seen late: %+v", late.Status.Steps[1])
 	}
 	manual := held.DeepCopy()
@@ -471,8 +471,8 @@ func TestCheckConditions_RefusesWhatDoesNotEvaluate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wf := &v1beta1.Workflow{Steps: []v1beta1.WorkflowStep{
-				{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "staging", Type: TypeDeploy}},
-				{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "prod", Type: TypeDeploy, If: tc.cond}},
+				{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "staging", Type: v1beta1.WorkflowStepTypeDeploy}},
+				{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "prod", Type: v1beta1.WorkflowStepTypeDeploy, If: tc.cond}},
 			}}
 			if tc.name != "a step that exists" {
 				wf.Steps = wf.Steps[1:]
