@@ -367,10 +367,8 @@ func (d differ) collect(ctx context.Context, e v1beta1.ManagedResource) error {
 		d.fail(key, err)
 		return nil
 	}
-	live := &unstructured.Unstructured{}
-	live.SetAPIVersion(e.APIVersion)
-	live.SetKind(e.Kind)
-	err = c.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Name}, live)
+	live := tracker.Ref(e)
+	err = c.Get(ctx, client.ObjectKeyFromObject(live), live)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

@@ -1,9 +1,7 @@
 package cluster
 
 import (
-	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/steward-oam/steward/api/v1beta1"
@@ -35,34 +33,4 @@ func KnownDown(clients Clients, cluster string) error {
 	// message that changes every pass writes status and emits an event
 	// every pass.
 	return fmt.Errorf("failed its last health probe: %w", res.Err)
-}
-
-// ListTTL is how long a ListCache reuses the registry's cluster list.
-const ListTTL = 30 * time.Second
-
-// ListCache shares one read of the cluster registry between the many
-// Applications of a re-sync wave. The zero value is ready to use.
-type ListCache struct {
-	mu   sync.Mutex
-	list []Cluster
-	at   time.Time
-}
-
-// Get returns the registered clusters, read again when fresh is asked for
-// or the cached list is older than ttl (ListTTL when zero).
-func (c *ListCache) Get(ctx context.Context, reg *Registry, fresh bool, ttl time.Duration) ([]Cluster, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if ttl == 0 {
-		ttl = ListTTL
-	}
-	if !fresh && c.list != nil && time.Since(c.at) < ttl {
-		return c.list, nil
-	}
-	list, err := reg.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c.list, c.at = list, time.Now()
-	return list, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apply"
+	"github.com/steward-oam/steward/internal/inventory"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/tracker"
 )
@@ -101,7 +102,7 @@ func (r *ApplicationReconciler) deleteRecorded(ctx context.Context, s *scope, ow
 		}
 		return false
 	})
-	all, err := newestEntries(app, trackers)
+	all, err := inventory.Newest(newestFirst(app, trackers)...)
 	if err != nil {
 		return ctrl.Result{}, false, err
 	}
@@ -210,7 +211,7 @@ func (r *ApplicationReconciler) markDeleting(ctx context.Context, app *v1beta1.A
 func (r *ApplicationReconciler) releaseEntry(ctx context.Context, s *scope, applier apply.Applier, e v1beta1.ManagedResource) bool {
 	c, err := s.clients.GetClient(ctx, e.Cluster)
 	if err == nil {
-		_, err = applier.Release(ctx, c, refObject(e))
+		_, err = applier.Release(ctx, c, tracker.Ref(e))
 	}
 	if err != nil && r.confirmGone(ctx, s, e, err) {
 		return true
@@ -232,7 +233,7 @@ func (r *ApplicationReconciler) pruneTrackers(ctx context.Context, trackers []v1
 		if err != nil {
 			return 0, err
 		}
-		left := tracker.Remove(entries, drop)
+		left := inventory.Remove(entries, drop)
 		remaining += len(left)
 		if len(left) == 0 {
 			if err := r.Trackers.Delete(ctx, rt); err != nil {
@@ -259,31 +260,6 @@ func (r *ApplicationReconciler) givingUp(app *v1beta1.Application, failures []ob
 		}
 	}
 	return true
-}
-
-// newestEntries returns the entries of all trackers, each key once, as
-// the newest tracker that lists it records it: the live version first,
-// then root, then the older versions from the newest, and last what an
-// earlier Application of the same name left. A policy added or removed in
-// a later version (garbage-collect never, read-only) thus decides what
-// happens on deletion, never an older version's record of the object.
-func newestEntries(app *v1beta1.Application, trackers []v1beta1.ResourceTracker) ([]v1beta1.ManagedResource, error) {
-	ordered := newestFirst(app, trackers)
-	seen := map[tracker.Key]bool{}
-	var out []v1beta1.ManagedResource
-	for _, rt := range ordered {
-		entries, err := tracker.Entries(rt)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			if k := tracker.KeyOf(e); !seen[k] {
-				seen[k] = true
-				out = append(out, e)
-			}
-		}
-	}
-	return out, nil
 }
 
 // newestFirst orders trackers by how recent their view of the

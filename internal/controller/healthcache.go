@@ -118,10 +118,8 @@ func mapBytes(m map[string]string) []byte {
 
 // getLive reads the live object of an entry.
 func getLive(ctx context.Context, c client.Client, e v1beta1.ManagedResource) (*unstructured.Unstructured, error) {
-	live := &unstructured.Unstructured{}
-	live.SetAPIVersion(e.APIVersion)
-	live.SetKind(e.Kind)
-	if err := c.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Name}, live); err != nil {
+	live := tracker.Ref(e)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(live), live); err != nil {
 		return nil, err
 	}
 	return live, nil

@@ -72,7 +72,7 @@ func (r *ApplicationReconciler) confirmGone(ctx context.Context, s *scope, e v1b
 	if err != nil {
 		return false
 	}
-	ref := refObject(e)
+	ref := tracker.Ref(e)
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(ref.GroupVersionKind())
 	if err := own.Get(ctx, client.ObjectKeyFromObject(ref), live); !apierrors.IsNotFound(err) {

@@ -2,8 +2,6 @@ package controller
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -36,14 +34,6 @@ const (
 type renderedInputs struct {
 	Spec  string            `json:"spec"`
 	Steps map[string]string `json:"steps,omitempty"`
-}
-
-// specDigest is a digest of an Application's spec: a version is rendered
-// again for its steps' values only from the spec it was rendered from.
-func specDigest(app *v1beta1.Application) string {
-	raw, _ := json.Marshal(app.Spec)
-	sum := sha256.Sum256(raw)
-	return hex.EncodeToString(sum[:12])
 }
 
 // runOutputs is annotationWorkflowOutputs: the values a run's steps
@@ -108,7 +98,7 @@ func withInputs(s *scope, steps []placement.Step, kind tracker.Kind) ([]placemen
 	if err != nil {
 		return nil, err
 	}
-	s.rendered = &renderedInputs{Spec: specDigest(s.app), Steps: rendered}
+	s.rendered = &renderedInputs{Spec: workflow.SpecDigest(s.app), Steps: rendered}
 	return deliver, nil
 }
 
@@ -131,7 +121,7 @@ func renderedMark(s *scope) string {
 func inputsMoved(s *scope) bool {
 	s.refill = nil
 	ri, ok := readRendered(s.current)
-	if st := s.app.Status.Workflow; !ok || st == nil || st.Finished || ri.Spec != specDigest(s.app) {
+	if st := s.app.Status.Workflow; !ok || st == nil || st.Finished || ri.Spec != workflow.SpecDigest(s.app) {
 		return false
 	}
 	flow, err := workflow.Decode(s.current.Annotations[annotationWorkflowSteps])
@@ -208,7 +198,7 @@ func runData(s *scope, flow workflow.Flow) workflow.Data {
 	}
 	d := workflow.Data{Values: runValues(s.app, s.current)}
 	d.Rendered, _ = renderedSteps(ri, flow, d.Values)
-	if ri.Spec != specDigest(s.app) {
+	if ri.Spec != workflow.SpecDigest(s.app) {
 		d.Blocked = fmt.Sprintf("waiting for its objects to be rendered with its inputs, which this version cannot be: the Application's spec changed since version %s was recorded (publish a new version)", liveRevision(s.app, s.current).Name)
 	}
 	return d

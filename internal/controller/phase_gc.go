@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apply"
+	"github.com/steward-oam/steward/internal/inventory"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/tracker"
 )
@@ -47,7 +47,8 @@ func (r *ApplicationReconciler) collectGarbage(ctx context.Context, s *scope) er
 		s.gc.skipped = true
 		return nil
 	}
-	live, err := liveKeys(s.current, s.root)
+	entries, err := inventory.Of(s.current, s.root)
+	live := inventory.Listed(entries)
 	if err != nil {
 		s.gc.skipped = true
 		return nil
@@ -94,7 +95,7 @@ func (r *ApplicationReconciler) collectTracker(ctx context.Context, s *scope, ap
 	}
 	if len(garbage) > 0 {
 		// Phase one: write down the intent before deleting anything.
-		marked := tracker.MarkDeleted(entries, garbage)
+		marked := inventory.MarkDeleted(entries, garbage)
 		if err := r.Trackers.Save(ctx, rt, marked, 0); err != nil {
 			s.setRetry(err)
 			return err
@@ -185,26 +186,6 @@ func (r *ApplicationReconciler) deleteIfSettled(ctx context.Context, s *scope, r
 	return nil
 }
 
-// liveKeys are the objects the current and root trackers want to exist.
-func liveKeys(rts ...*v1beta1.ResourceTracker) (map[tracker.Key]bool, error) {
-	out := map[tracker.Key]bool{}
-	for _, rt := range rts {
-		if rt == nil {
-			continue
-		}
-		entries, err := tracker.Entries(rt)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			if !e.Deleted {
-				out[tracker.KeyOf(e)] = true
-			}
-		}
-	}
-	return out, nil
-}
-
 // pruneMovedRoot handles objects that left the root set for the version:
 // their garbage-collect rule went, so the current version records them
 // with a manifest, while the root tracker still has the manifest-less
@@ -282,13 +263,3 @@ func keptOnUpdate(rules *policy.Rules, r policy.Resource) bool {
 // annotationCollectedAgainst stamps an older tracker with the live version
 // ("<tracker>@<generation>") its garbage was last collected against.
 const annotationCollectedAgainst = "app.oam.dev/collected-against"
-
-// refObject is a reference object (kind, namespace, name) for an entry.
-func refObject(e v1beta1.ManagedResource) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion(e.APIVersion)
-	u.SetKind(e.Kind)
-	u.SetNamespace(e.Namespace)
-	u.SetName(e.Name)
-	return u
-}

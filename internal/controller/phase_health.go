@@ -13,6 +13,7 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cueeval"
+	"github.com/steward-oam/steward/internal/inventory"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
 )
@@ -33,7 +34,7 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 	}
 	// Objects a garbage-collect rule keeps in the root tracker are part of
 	// their component too.
-	entries, err := liveEntries(s.current, s.root)
+	entries, err := inventory.AppliedOf(s.current, s.root)
 	if err != nil {
 		return nil
 	}
@@ -255,24 +256,4 @@ func values(m map[string]*unstructured.Unstructured) []*unstructured.Unstructure
 		out = append(out, m[k])
 	}
 	return out
-}
-
-// liveEntries returns the applicable entries of the given trackers.
-func liveEntries(rts ...*v1beta1.ResourceTracker) ([]v1beta1.ManagedResource, error) {
-	var out []v1beta1.ManagedResource
-	for _, rt := range rts {
-		if rt == nil {
-			continue
-		}
-		entries, err := tracker.Entries(rt)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			if !e.Deleted && e.Data != nil {
-				out = append(out, e)
-			}
-		}
-	}
-	return out, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apply"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/inventory"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/tracker"
 	"github.com/steward-oam/steward/internal/watch"
@@ -60,7 +61,7 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err er
 		kept, lists = append(kept, rt), append(lists, entries)
 		all = append(all, entries...)
 	}
-	wanted := wantedKeys(all)
+	wanted := inventory.Wanted(all)
 	appKey := client.ObjectKeyFromObject(s.app)
 	r.Watch.Use(appKey, slices.Collect(maps.Keys(wanted)))
 	s.fullRead = r.Watch.FullReadDue(appKey)
@@ -123,7 +124,7 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err er
 		if len(drop) == 0 {
 			break
 		}
-		if err := r.Trackers.Save(ctx, rt, removeMarked(lists[i], drop), 0); err != nil {
+		if err := r.Trackers.Save(ctx, rt, inventory.WithoutMarked(lists[i], drop), 0); err != nil {
 			s.setRetry(err)
 			return err
 		}
@@ -150,31 +151,6 @@ func (r *ApplicationReconciler) dispatched(ctx context.Context, s *scope) error 
 		return err
 	}
 	return nil
-}
-
-// wantedKeys are the objects entries want to exist: recorded with a
-// manifest and not marked deleted.
-func wantedKeys(entries []v1beta1.ManagedResource) map[tracker.Key]bool {
-	out := map[tracker.Key]bool{}
-	for _, e := range entries {
-		if !e.Deleted && e.Data != nil {
-			out[tracker.KeyOf(e)] = true
-		}
-	}
-	return out
-}
-
-// removeMarked returns entries without those marked deleted whose keys
-// are in drop: only a deletion, or a mark another entry overrides, drops
-// an entry.
-func removeMarked(entries []v1beta1.ManagedResource, drop map[tracker.Key]bool) []v1beta1.ManagedResource {
-	out := make([]v1beta1.ManagedResource, 0, len(entries))
-	for _, e := range entries {
-		if !e.Deleted || !drop[tracker.KeyOf(e)] {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // inDependencyOrder orders the entries of several trackers so that each
@@ -323,8 +299,8 @@ func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, appli
 // appliedIn returns whether an entry's object is applied by one of
 // entries (recorded with a manifest and not marked deleted).
 func appliedIn(entries []v1beta1.ManagedResource) func(v1beta1.ManagedResource) bool {
-	keys := wantedKeys(entries)
-	return func(e v1beta1.ManagedResource) bool { return keys[tracker.KeyOf(e)] }
+	keys := inventory.Wanted(entries)
+	return func(e v1beta1.ManagedResource) bool { return keys.Has(tracker.KeyOf(e)) }
 }
 
 // restoreCluster repairs, in one cluster, the drift of the objects of
@@ -347,7 +323,7 @@ func (r *ApplicationReconciler) restoreCluster(ctx context.Context, s *scope, ap
 			continue
 		}
 		opts := apply.Options{KeepLiveFields: s.rules.ApplyOncePaths(res, false), ReportOnly: reportOnly(s.app)}
-		result, err := applier.Restore(ctx, c, refObject(e), opts)
+		result, err := applier.Restore(ctx, c, tracker.Ref(e), opts)
 		if err != nil {
 			decisionLog(ctx, key, decisionLevel).Info("Not repaired (its step has not been reached)", "component", e.Component, "step", e.Step, "error", err.Error())
 			continue
@@ -471,7 +447,7 @@ func (r *ApplicationReconciler) checkReadOnly(ctx context.Context, p *pass, c cl
 // recorded as the cluster's failure.
 func (r *ApplicationReconciler) deleteEntry(ctx context.Context, s *scope, p *pass, c client.Client, applier apply.Applier, e v1beta1.ManagedResource, why string) (bool, error) {
 	key := tracker.KeyOf(e)
-	res, err := applier.Delete(ctx, c, refObject(e))
+	res, err := applier.Delete(ctx, c, tracker.Ref(e))
 	if err == nil {
 		logDeleted(ctx, key, e.Component, why, res)
 		switch res.Action {

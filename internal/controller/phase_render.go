@@ -14,6 +14,7 @@ import (
 	"github.com/steward-oam/steward/internal/cueeval"
 	"github.com/steward-oam/steward/internal/definition"
 	"github.com/steward-oam/steward/internal/delivery"
+	"github.com/steward-oam/steward/internal/inventory"
 	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/render"
@@ -149,7 +150,8 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		}
 		marks[annotationWorkflowSteps] = workflow.Encode(steps)
 	}
-	s.newKeys = unseenKeys(append(append([]v1beta1.ManagedResource(nil), versioned...), root...), s.current, s.root, s.older)
+	s.newKeys = inventory.Unseen(append(append([]v1beta1.ManagedResource(nil), versioned...), root...),
+		append([]*v1beta1.ResourceTracker{s.current, s.root}, pointers(s.older)...)...)
 	ref := tracker.RefOf(s.app)
 	if len(root) > 0 || s.root != nil {
 		if s.root, err = r.Trackers.Record(ctx, ref, tracker.Root(), gen, root, tracker.KeepMissing, nil); err != nil {
@@ -384,34 +386,6 @@ const annotationParallelism = tracker.AnnotationParallelism
 // annotationWorkflowSteps records on a versioned tracker the steps of a
 // workflow with suspend steps, as the version was rendered.
 const annotationWorkflowSteps = tracker.AnnotationWorkflowSteps
-
-// unseenKeys returns the keys of entries that none of the given trackers
-// lists.
-func unseenKeys(entries []v1beta1.ManagedResource, current, root *v1beta1.ResourceTracker, older []v1beta1.ResourceTracker) map[tracker.Key]bool {
-	seen := map[tracker.Key]bool{}
-	add := func(rt *v1beta1.ResourceTracker) bool {
-		es, err := tracker.Entries(rt)
-		if err != nil {
-			return false
-		}
-		for _, e := range es {
-			seen[tracker.KeyOf(e)] = true
-		}
-		return true
-	}
-	for _, rt := range append([]*v1beta1.ResourceTracker{current, root}, pointers(older)...) {
-		if rt != nil && !add(rt) {
-			return nil
-		}
-	}
-	out := map[tracker.Key]bool{}
-	for _, e := range entries {
-		if k := tracker.KeyOf(e); !seen[k] {
-			out[k] = true
-		}
-	}
-	return out
-}
 
 func pointers(rts []v1beta1.ResourceTracker) []*v1beta1.ResourceTracker {
 	out := make([]*v1beta1.ResourceTracker, len(rts))

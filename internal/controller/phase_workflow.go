@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/inventory"
 	"github.com/steward-oam/steward/internal/tracker"
 	"github.com/steward-oam/steward/internal/workflow"
 )
@@ -89,7 +90,7 @@ func (r *ApplicationReconciler) finishWorkflow(ctx context.Context, s *scope) er
 		return nil
 	}
 	// The entries are decoded once for every step judged.
-	entries, entriesErr := liveEntries(s.current, s.root)
+	entries, entriesErr := inventory.AppliedOf(s.current, s.root)
 	blocked := blockedSteps(s, entries, entriesErr)
 	s.flow.Finish(func(name string) (bool, string) {
 		step, _ := s.flow.Step(name)

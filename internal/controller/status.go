@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
@@ -310,14 +311,9 @@ func keysString(keys []tracker.Key, limit int) string {
 // liveRevision names the version a tracker holds: "<app>-<publishVersion>"
 // for a published version, else "<app>-v<generation>".
 func liveRevision(app *v1beta1.Application, rt *v1beta1.ResourceTracker) *v1beta1.Revision {
-	rev := &v1beta1.Revision{Revision: rt.Spec.ApplicationGeneration}
-	if pv := rt.Annotations[v1beta1.AnnotationPublishVersion]; pv != "" {
-		rev.Name = app.Name + "-" + pv
-		rev.RevisionHash = pv
-		return rev
-	}
-	rev.Name = fmt.Sprintf("%s-v%d", app.Name, rt.Spec.ApplicationGeneration)
-	return rev
+	pv := rt.Annotations[v1beta1.AnnotationPublishVersion]
+	gen := rt.Spec.ApplicationGeneration
+	return &v1beta1.Revision{Name: delivery.RevisionNameOf(app.Name, pv, gen), Revision: gen, RevisionHash: pv}
 }
 
 // setCondition sets c, moving its transition time only when its status

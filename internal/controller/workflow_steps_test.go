@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/inventory"
 	"github.com/steward-oam/steward/internal/tracker"
 	"github.com/steward-oam/steward/internal/workflow"
 )
@@ -80,7 +81,7 @@ func TestBlockedSteps_AreThoseTheFailureBelongsTo(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			sc := &scope{current: rt, keep: tt.keep}
-			live, err := liveEntries(sc.current, sc.root)
+			live, err := inventory.AppliedOf(sc.current, sc.root)
 			got := blockedSteps(sc, live, err)
 			if tt.want == nil {
 				if got != nil {

@@ -78,6 +78,17 @@ func Manifest(mr v1beta1.ManagedResource) (*unstructured.Unstructured, error) {
 	return obj, nil
 }
 
+// Ref is an entry's object as a reference to read or delete it: its
+// apiVersion, kind, namespace and name, nothing else.
+func Ref(mr v1beta1.ManagedResource) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(mr.APIVersion)
+	u.SetKind(mr.Kind)
+	u.SetNamespace(mr.Namespace)
+	u.SetName(mr.Name)
+	return u
+}
+
 // Index maps keys to entries of one or more trackers.
 type Index map[Key]v1beta1.ManagedResource
 
@@ -88,27 +99,4 @@ func IndexOf(entries []v1beta1.ManagedResource) Index {
 		idx[KeyOf(e)] = e
 	}
 	return idx
-}
-
-// Remove returns entries without the given keys.
-func Remove(entries []v1beta1.ManagedResource, drop map[Key]bool) []v1beta1.ManagedResource {
-	out := make([]v1beta1.ManagedResource, 0, len(entries))
-	for _, e := range entries {
-		if !drop[KeyOf(e)] {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// MarkDeleted returns entries with the given keys marked deleted.
-func MarkDeleted(entries []v1beta1.ManagedResource, keys map[Key]bool) []v1beta1.ManagedResource {
-	out := make([]v1beta1.ManagedResource, len(entries))
-	for i, e := range entries {
-		if keys[KeyOf(e)] {
-			e.Deleted = true
-		}
-		out[i] = e
-	}
-	return out
 }

@@ -99,8 +99,15 @@ func (s Step) InputValues(values map[string]json.RawMessage) (map[string]json.Ra
 // RenderedWith returns how a step's inputs are recorded with its objects:
 // a digest of the values it takes (canonical JSON, sorted keys), short
 // whatever their size.
-func RenderedWith(values map[string]json.RawMessage) string {
-	raw, _ := json.Marshal(values)
+func RenderedWith(values map[string]json.RawMessage) string { return digest(values) }
+
+// SpecDigest is a digest of an Application's spec: a version is rendered
+// again for its steps' values only from the spec it was rendered from.
+func SpecDigest(app *v1beta1.Application) string { return digest(app.Spec) }
+
+// digest is a short digest of v's canonical JSON (sorted keys).
+func digest(v any) string {
+	raw, _ := json.Marshal(v)
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:12])
 }
