@@ -65,8 +65,11 @@ type ApplicationReconciler struct {
 // +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
 
-// Reconcile brings one Application to its desired state.
-func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, _ error) {
+// Reconcile brings one Application to its desired state. It has one
+// shape: get the Application, defer the one status write, finalize when
+// it is being deleted, ensure the finalizer, then run the phases over a
+// scope that records facts; pure functions turn the facts into status.
+func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	app := &v1beta1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -82,57 +85,25 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if !app.DeletionTimestamp.IsZero() {
+	deleting := !app.DeletionTimestamp.IsZero()
+	if deleting && nameError(app) != nil {
+		// Never given a finalizer, nor status: nothing to write.
 		r.forget(req.NamespacedName)
-		if nameError(app) != nil {
-			return ctrl.Result{}, r.releaseUnnamed(ctx, app)
-		}
-		return r.finalize(ctx, app)
-	}
-	finalizerAdded := false
-	if nameError(app) == nil && !controllerutil.ContainsFinalizer(app, v1beta1.FinalizerResourceTracker) {
-		if err := r.hooks.call(hookBeforeFinalizer); err != nil {
-			return ctrl.Result{}, err
-		}
-		// The list is written whole: the patch carries the resourceVersion
-		// read, so that a finalizer someone added meanwhile (the orphan
-		// one) is never overwritten. A conflict reads again.
-		patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		controllerutil.AddFinalizer(app, v1beta1.FinalizerResourceTracker)
-		if err := r.Client.Patch(ctx, app, patch); err != nil {
-			if apierrors.IsConflict(err) {
-				return ctrl.Result{RequeueAfter: conflictRetry}, nil
-			}
-			return ctrl.Result{}, fmt.Errorf("adding finalizer to %s/%s: %w", app.Namespace, app.Name, err)
-		}
-		finalizerAdded = true
-		if err := r.hooks.call(hookAfterFinalizer); err != nil {
-			return ctrl.Result{}, err
-		}
+		return ctrl.Result{}, r.releaseUnnamed(ctx, app)
 	}
 
 	s := newScope(app)
-	s.finalizerAdded = finalizerAdded
 	s.readFresh = readFresh
+	defer func() { retErr = r.endPass(ctx, s, &result, retErr) }()
+	if deleting {
+		r.forget(req.NamespacedName)
+		return r.finalize(ctx, s)
+	}
+	if res, err := r.ensureFinalizer(ctx, s); err != nil || !res.IsZero() {
+		s.aborted = true
+		return res, err
+	}
 	r.bindIdentity(s)
-	defer func() {
-		err := r.patchStatus(ctx, s)
-		if errors.Is(err, errWorkflowStatusMoved) {
-			// Someone wrote the run's status meanwhile: read it soon.
-			result = ctrl.Result{RequeueAfter: conflictRetry}
-			return
-		}
-		// A pass that recorded the Application's first tracker may have
-		// applied for an Application that vanished meanwhile (see
-		// vanished.go).
-		if s.guarded && (s.aborted || apierrors.IsNotFound(err)) {
-			r.cleanUpVanished(ctx, s)
-			return
-		}
-		if err != nil && !apierrors.IsNotFound(err) {
-			ctrl.LoggerFrom(ctx).Error(err, "Failed to patch status")
-		}
-	}()
 
 	for _, p := range []struct {
 		stage func(*scope) metrics.Stage
@@ -165,47 +136,60 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	return r.requeue(s), s.retryErr
 }
 
+// ensureFinalizer adds Steward's finalizer to an Application that does
+// not have it yet. A non-zero result, or an error, ends the pass.
+func (r *ApplicationReconciler) ensureFinalizer(ctx context.Context, s *scope) (ctrl.Result, error) {
+	app := s.app
+	if nameError(app) != nil || controllerutil.ContainsFinalizer(app, v1beta1.FinalizerResourceTracker) {
+		return ctrl.Result{}, nil
+	}
+	if err := r.hooks.call(hookBeforeFinalizer); err != nil {
+		return ctrl.Result{}, err
+	}
+	// The list is written whole: the patch carries the resourceVersion
+	// read, so that a finalizer someone added meanwhile (the orphan one)
+	// is never overwritten. A conflict reads again.
+	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.AddFinalizer(app, v1beta1.FinalizerResourceTracker)
+	if err := r.Client.Patch(ctx, app, patch); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("adding finalizer to %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	s.finalizerAdded = true
+	return ctrl.Result{}, r.hooks.call(hookAfterFinalizer)
+}
+
+// endPass writes the status computed from the pass's facts, once, for
+// every kind of pass (deletion included), and returns the pass's error
+// with a failed status write joined to it.
+func (r *ApplicationReconciler) endPass(ctx context.Context, s *scope, result *ctrl.Result, passErr error) error {
+	err := r.patchStatus(ctx, s)
+	if errors.Is(err, errWorkflowStatusMoved) {
+		// Someone wrote the run's status meanwhile: read it soon.
+		*result = ctrl.Result{RequeueAfter: conflictRetry}
+		return passErr
+	}
+	// A pass that recorded the Application's first tracker may have
+	// applied for an Application that vanished meanwhile (see
+	// vanished.go).
+	if s.guarded && (s.aborted || apierrors.IsNotFound(err)) {
+		r.cleanUpVanished(ctx, s)
+		return passErr
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return errors.Join(passErr, fmt.Errorf("writing the status of %s/%s: %w", s.app.Namespace, s.app.Name, err))
+	}
+	return passErr
+}
+
 // forget drops what the reconciler keeps in memory about an Application
 // that is gone or being deleted.
 func (r *ApplicationReconciler) forget(app types.NamespacedName) {
 	r.unhealthy.forget(app)
 	r.health.forget(app)
 	r.Watch.Forget(app)
-}
-
-// requeue schedules the next pass after the re-sync period. An unhealthy
-// app is looked at sooner, to report recovery, backing off from
-// --unhealthy-requeue-base up to its own period. When something transient
-// failed, Reconcile also returns s.retryErr and the work queue's
-// exponential back-off retries sooner.
-func (r *ApplicationReconciler) requeue(s *scope) ctrl.Result {
-	interval, warning := reconcileInterval(s.app, r.Options)
-	s.intervalWarning = warning
-	key := types.NamespacedName{Namespace: s.app.Namespace, Name: s.app.Name}
-	if s.healthy() && !s.flow.Waiting() {
-		r.unhealthy.forget(key)
-	} else {
-		interval = unhealthyBackoff(r.Options.UnhealthyRequeueBase, interval, r.unhealthy.next(key))
-	}
-	after := jitter(interval, r.Options.ReSyncJitter)
-	if f := s.flow; f != nil {
-		switch {
-		case f.Next && !f.Started:
-			// A deploy step finished: the next step runs at once. A run
-			// this pass started is written first, and that write wakes
-			// the Application (the watch passes a new run): were the
-			// write lost (an Application CRD that prunes status.workflow)
-			// nothing loops.
-			after = conflictRetry
-		case f.Requeue > 0 && f.Requeue < after:
-			// A suspend step's duration ends.
-			after = f.Requeue
-		}
-	}
-	if r.Options.onRequeue != nil {
-		r.Options.onRequeue(key, after)
-	}
-	return ctrl.Result{RequeueAfter: after}
 }
 
 // patchStatus writes the status computed from the scope's facts, only when
@@ -220,7 +204,9 @@ func (r *ApplicationReconciler) patchStatus(ctx context.Context, s *scope) error
 	before := s.app.DeepCopy()
 	computeStatus(s, time.Now())
 	r.emitEvents(s, before)
-	r.recordSizes(s)
+	if !s.deleting {
+		r.recordSizes(s)
+	}
 	if equality.Semantic.DeepEqual(before.Status, s.app.Status) {
 		return nil
 	}
@@ -245,19 +231,6 @@ var errWorkflowStatusMoved = errors.New("the workflow status changed meanwhile")
 // conflictRetry is how soon an Application whose finalizers changed under
 // a write is read again.
 const conflictRetry = 200 * time.Millisecond
-
-// healthy reports whether every evaluated component is healthy.
-// healthy reports whether every component is healthy; a workflow step
-// waiting for something else (another Application) is looked at on the
-// same back-off.
-func (s *scope) healthy() bool {
-	for _, h := range s.health {
-		if !h.Healthy {
-			return false
-		}
-	}
-	return true
-}
 
 // recordSizes exports the tracked resources and the current tracker's
 // size, raw and as stored.

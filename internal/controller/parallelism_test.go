@@ -21,7 +21,7 @@ func TestEachCluster_AtMostTheStepsParallelism(t *testing.T) {
 	peak := func(limit int) int32 {
 		var running, most atomic.Int32
 		var mu sync.Mutex
-		r.eachClusterAtMost(limit, groups, func(clusterGroup, *pass) {
+		r.eachClusterAtMost(limit, groups, func(clusterGroup, *clusterShare) {
 			n := running.Add(1)
 			mu.Lock()
 			if n > most.Load() {

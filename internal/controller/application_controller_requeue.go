@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 )
@@ -94,4 +95,52 @@ func (u *unhealthyStreaks) forget(key types.NamespacedName) {
 	u.mu.Lock()
 	delete(u.n, key)
 	u.mu.Unlock()
+}
+
+// requeue schedules the next pass after the re-sync period. An unhealthy
+// app is looked at sooner, to report recovery, backing off from
+// --unhealthy-requeue-base up to its own period. When something transient
+// failed, Reconcile also returns s.retryErr and the work queue's
+// exponential back-off retries sooner.
+func (r *ApplicationReconciler) requeue(s *scope) ctrl.Result {
+	interval, warning := reconcileInterval(s.app, r.Options)
+	s.intervalWarning = warning
+	key := types.NamespacedName{Namespace: s.app.Namespace, Name: s.app.Name}
+	if s.healthy() && !s.flow.Waiting() {
+		r.unhealthy.forget(key)
+	} else {
+		interval = unhealthyBackoff(r.Options.UnhealthyRequeueBase, interval, r.unhealthy.next(key))
+	}
+	after := jitter(interval, r.Options.ReSyncJitter)
+	if f := s.flow; f != nil {
+		switch {
+		case f.Next && !f.Started:
+			// A deploy step finished: the next step runs at once. A run
+			// this pass started is written first, and that write wakes
+			// the Application (the watch passes a new run): were the
+			// write lost (an Application CRD that prunes status.workflow)
+			// nothing loops.
+			after = conflictRetry
+		case f.Requeue > 0 && f.Requeue < after:
+			// A suspend step's duration ends.
+			after = f.Requeue
+		}
+	}
+	if r.Options.onRequeue != nil {
+		r.Options.onRequeue(key, after)
+	}
+	return ctrl.Result{RequeueAfter: after}
+}
+
+// healthy reports whether every evaluated component is healthy.
+// healthy reports whether every component is healthy; a workflow step
+// waiting for something else (another Application) is looked at on the
+// same back-off.
+func (s *scope) healthy() bool {
+	for _, h := range s.health {
+		if !h.Healthy {
+			return false
+		}
+	}
+	return true
 }

@@ -16,51 +16,10 @@ import (
 	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/inventory"
 	"github.com/steward-oam/steward/internal/placement"
-	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
 	"github.com/steward-oam/steward/internal/workflow"
 )
-
-// loadTrackers finds the Application's trackers: root, the current
-// versioned one and the older ones. Current is the tracker of the version
-// the Application asks for (its publishVersion, else its generation) when
-// it exists, else the newest one of this Application; trackers left by an
-// earlier Application of the same name (another UID) are always older.
-func (r *ApplicationReconciler) loadTrackers(ctx context.Context, s *scope) error {
-	all, err := r.listTrackers(ctx, s)
-	if err != nil {
-		s.setRetry(err)
-		return err
-	}
-	if all, err = r.rescueTrackers(ctx, s, all); err != nil {
-		s.setRetry(err)
-		return err
-	}
-	current := tracker.Current(all, s.app)
-	for i := range all {
-		rt := all[i]
-		switch rt.Spec.Type {
-		case v1beta1.ResourceTrackerTypeRoot:
-			s.root = &rt
-		case v1beta1.ResourceTrackerTypeComponentRevision:
-			s.comprev = &rt
-		case v1beta1.ResourceTrackerTypeVersioned:
-			if rt.Labels[v1beta1.LabelAppUID] == string(s.app.UID) {
-				s.newestGeneration = max(s.newestGeneration, rt.Spec.ApplicationGeneration)
-			}
-			if i == current {
-				s.current = &rt
-			} else {
-				s.older = append(s.older, rt)
-			}
-		}
-	}
-	if s.rules, s.rulesErr = policy.Parse(s.app); s.rulesErr != nil {
-		s.rules = &policy.Rules{}
-	}
-	return nil
-}
 
 // renderAndRecord renders the version the Application asks for when its
 // tracker does not exist yet, and records every object before anything is

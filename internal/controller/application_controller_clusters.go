@@ -14,27 +14,26 @@ import (
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
-// pass collects what one cluster's share of a phase did. The shares of
-// different clusters run concurrently, each with its own pass, and are
-// merged into the scope afterwards in cluster order.
-type pass struct {
+// clusterShare collects what one cluster's share of a phase did. The
+// shares of different clusters run concurrently, each with its own, and
+// are merged into the scope afterwards in cluster order.
+type clusterShare struct {
 	keep     keepReport
 	gc       gcReport
 	drop     map[tracker.Key]bool
 	retryErr error
 }
 
-func newPass() *pass { return &pass{drop: map[tracker.Key]bool{}} }
+func newClusterShare() *clusterShare { return &clusterShare{drop: map[tracker.Key]bool{}} }
 
-func (p *pass) setRetry(err error) {
+func (p *clusterShare) setRetry(err error) {
 	if p.retryErr == nil {
 		p.retryErr = err
 	}
 }
 
-// merge adds a cluster's pass to the scope and returns the keys it
-// dropped.
-func (s *scope) merge(p *pass) {
+// merge adds a cluster's share to the scope.
+func (s *scope) merge(p *clusterShare) {
 	s.keep.applied += p.keep.applied
 	s.keep.gated += p.keep.gated
 	s.keep.changes = append(s.keep.changes, p.keep.changes...)
@@ -86,17 +85,17 @@ func byCluster(entries []v1beta1.ManagedResource) []clusterGroup {
 // eachCluster runs fn for every group, at most ClusterConcurrency at a
 // time, so that a slow or unreachable cluster does not hold up the others.
 // It returns one pass per group, in group order.
-func (r *ApplicationReconciler) eachCluster(groups []clusterGroup, fn func(g clusterGroup, p *pass)) []*pass {
+func (r *ApplicationReconciler) eachCluster(groups []clusterGroup, fn func(g clusterGroup, p *clusterShare)) []*clusterShare {
 	return r.eachClusterAtMost(0, groups, fn)
 }
 
 // eachClusterAtMost is eachCluster with at most limit groups at a time
 // when limit is positive and below ClusterConcurrency: a deploy step's
 // parallelism.
-func (r *ApplicationReconciler) eachClusterAtMost(limit int, groups []clusterGroup, fn func(g clusterGroup, p *pass)) []*pass {
-	passes := make([]*pass, len(groups))
+func (r *ApplicationReconciler) eachClusterAtMost(limit int, groups []clusterGroup, fn func(g clusterGroup, p *clusterShare)) []*clusterShare {
+	passes := make([]*clusterShare, len(groups))
 	for i := range groups {
-		passes[i] = newPass()
+		passes[i] = newClusterShare()
 	}
 	if len(groups) == 1 {
 		fn(groups[0], passes[0])

@@ -104,13 +104,13 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err er
 	if s.current != nil {
 		limit, _ = strconv.Atoi(s.current.Annotations[annotationParallelism])
 	}
-	passes := r.eachClusterAtMost(limit, byCluster(inDependencyOrder(applicable, dependencies(s.app))), func(g clusterGroup, p *pass) {
+	passes := r.eachClusterAtMost(limit, byCluster(inDependencyOrder(applicable, dependencies(s.app))), func(g clusterGroup, p *clusterShare) {
 		r.keepCluster(ctx, s, applier, g, p, wanted)
 	})
 	// What an earlier run applied for the steps not reached (production
 	// runs the earlier version until its step is reached again) is kept
 	// as it was applied: drift is repaired, nothing new is applied.
-	passes = append(passes, r.eachClusterAtMost(limit, byCluster(standing), func(g clusterGroup, p *pass) {
+	passes = append(passes, r.eachClusterAtMost(limit, byCluster(standing), func(g clusterGroup, p *clusterShare) {
 		r.restoreCluster(ctx, s, applier, g, p)
 	})...)
 	drop := map[tracker.Key]bool{}
@@ -153,61 +153,10 @@ func (r *ApplicationReconciler) dispatched(ctx context.Context, s *scope) error 
 	return nil
 }
 
-// inDependencyOrder orders the entries of several trackers so that each
-// component's objects come after those of the components it depends on
-// (deps, from the Application's spec); otherwise components keep the order
-// in which they first appear, and entries of one component their recorded
-// order, except that Namespaces and CustomResourceDefinitions go first
-// (the rest of the component may live in them). A cycle is broken where
-// it is first entered, as when the version was rendered.
-func inDependencyOrder(entries []v1beta1.ManagedResource, deps map[string][]string) []v1beta1.ManagedResource {
-	present := map[string]bool{}
-	var names []string
-	for _, e := range entries {
-		if !present[e.Component] {
-			present[e.Component] = true
-			names = append(names, e.Component)
-		}
-	}
-	rank := make(map[string]int, len(names))
-	visiting := map[string]bool{}
-	var visit func(name string)
-	visit = func(name string) {
-		if _, done := rank[name]; done || visiting[name] {
-			return
-		}
-		visiting[name] = true
-		for _, d := range deps[name] {
-			if present[d] {
-				visit(d)
-			}
-		}
-		visiting[name] = false
-		rank[name] = len(rank)
-	}
-	for _, n := range names {
-		visit(n)
-	}
-	container := func(e v1beta1.ManagedResource) int {
-		if kindClass(e.Kind) == lastClass {
-			return 0
-		}
-		return 1
-	}
-	out := slices.Clone(entries)
-	slices.SortStableFunc(out, func(a, b v1beta1.ManagedResource) int {
-		if ra, rb := rank[a.Component], rank[b.Component]; ra != rb {
-			return ra - rb
-		}
-		return container(a) - container(b)
-	})
-	return out
-}
-
 // keepCluster applies one cluster's entries in recorded (dependency)
 // order. A cluster that cannot be reached is reported once and the rest
 // of its entries wait for the next pass.
-func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, applier apply.Applier, g clusterGroup, p *pass, wanted map[tracker.Key]bool) {
+func (r *ApplicationReconciler) keepCluster(ctx context.Context, s *scope, applier apply.Applier, g clusterGroup, p *clusterShare, wanted map[tracker.Key]bool) {
 	c, err := r.getClient(ctx, s, g)
 	if err != nil {
 		// Entries already marked for deletion in a detached cluster are
@@ -309,7 +258,7 @@ func appliedIn(entries []v1beta1.ManagedResource) func(v1beta1.ManagedResource) 
 // version that was; a missing one is not created (its step creates it
 // when reached). These objects belong to no running step: a failure, or
 // a cluster out of reach, is logged and does not hold the run.
-func (r *ApplicationReconciler) restoreCluster(ctx context.Context, s *scope, applier apply.Applier, g clusterGroup, p *pass) {
+func (r *ApplicationReconciler) restoreCluster(ctx context.Context, s *scope, applier apply.Applier, g clusterGroup, p *clusterShare) {
 	c, err := r.getClient(ctx, s, g)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Not repaired: the cluster of steps not reached cannot be used", "cluster", g.cluster, "error", err.Error())
@@ -347,7 +296,7 @@ func (r *ApplicationReconciler) restoreCluster(ctx context.Context, s *scope, ap
 // applyEntry applies one recorded manifest, as the resource policies say,
 // and records the outcome. A read-only object is only checked for
 // existence.
-func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, p *pass, c client.Client, applier apply.Applier, e v1beta1.ManagedResource, res policy.Resource) error {
+func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, p *clusterShare, c client.Client, applier apply.Applier, e v1beta1.ManagedResource, res policy.Resource) error {
 	key := tracker.KeyOf(e)
 	fail := func(reason string, err error) error {
 		f := entryFailure(e, reason, err)
@@ -418,7 +367,7 @@ func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, p *pas
 
 // checkReadOnly verifies that a read-only object exists; Steward never
 // writes it.
-func (r *ApplicationReconciler) checkReadOnly(ctx context.Context, p *pass, c client.Client, e v1beta1.ManagedResource, obj *unstructured.Unstructured) error {
+func (r *ApplicationReconciler) checkReadOnly(ctx context.Context, p *clusterShare, c client.Client, e v1beta1.ManagedResource, obj *unstructured.Unstructured) error {
 	key := tracker.KeyOf(e)
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(obj.GroupVersionKind())
@@ -441,54 +390,6 @@ func (r *ApplicationReconciler) checkReadOnly(ctx context.Context, p *pass, c cl
 	return err
 }
 
-// deleteEntry deletes the object of an entry and reports whether the entry
-// can be dropped: the object is gone, or it is not ours to delete. A
-// failure is recorded in the pass and returned; an unreachable cluster is
-// recorded as the cluster's failure.
-func (r *ApplicationReconciler) deleteEntry(ctx context.Context, s *scope, p *pass, c client.Client, applier apply.Applier, e v1beta1.ManagedResource, why string) (bool, error) {
-	key := tracker.KeyOf(e)
-	res, err := applier.Delete(ctx, c, tracker.Ref(e))
-	if err == nil {
-		logDeleted(ctx, key, e.Component, why, res)
-		switch res.Action {
-		case apply.Gone, apply.Skipped:
-			return true, nil
-		case apply.Deleted:
-			p.gc.deleted = append(p.gc.deleted, objectChange{Key: key, Action: apply.Deleted})
-			p.gc.pending = append(p.gc.pending, key)
-			return false, nil
-		case apply.Terminating:
-			p.gc.pending = append(p.gc.pending, key)
-			return false, nil
-		}
-	}
-	if meta.IsNoMatchError(err) {
-		// The kind is no longer served: no such object can exist.
-		return true, nil
-	}
-	if r.confirmGone(ctx, s, e, err) {
-		return true, nil
-	}
-	f := entryFailure(e, v1beta1.ReasonDeleteFailed, err)
-	logFailed(ctx, f)
-	p.gc.failures = append(p.gc.failures, f)
-	p.setRetry(err)
-	return false, err
-}
-
-// entryFailure is the failure of one entry's object; when its cluster
-// cannot be reached at all it is the cluster's failure instead, reported
-// once for all of the cluster's objects.
-func entryFailure(e v1beta1.ManagedResource, reason string, err error) objectFailure {
-	if isUnreachable(err) {
-		return clusterFailure(e.Cluster, err)
-	}
-	if e.Cluster != "" {
-		err = fmt.Errorf("cluster %q: %w", e.Cluster, err)
-	}
-	return objectFailure{Key: tracker.KeyOf(e), Component: e.Component, Reason: reason, Err: err}
-}
-
 // classifyApplyError names the reason of a failed apply.
 func classifyApplyError(err error) string {
 	switch {
@@ -501,52 +402,6 @@ func classifyApplyError(err error) string {
 	default:
 		return v1beta1.ReasonApplyFailed
 	}
-}
-
-// dependencies maps each component to the components it depends on.
-func dependencies(app *v1beta1.Application) map[string][]string {
-	out := make(map[string][]string, len(app.Spec.Components))
-	for _, c := range app.Spec.Components {
-		out[c.Name] = c.DependsOn
-	}
-	return out
-}
-
-func failedDependency(deps []string, failed map[string]bool) string {
-	for _, d := range deps {
-		if failed[d] {
-			return d
-		}
-	}
-	return ""
-}
-
-func appendOnce(list []string, v string) []string {
-	for _, x := range list {
-		if x == v {
-			return list
-		}
-	}
-	return append(list, v)
-}
-
-// describeFailures renders failures for a condition message.
-func describeFailures(fs []objectFailure, limit int) string {
-	msg := ""
-	for i, f := range fs {
-		if i == limit {
-			msg += fmt.Sprintf("; and %d more", len(fs)-limit)
-			break
-		}
-		if i > 0 {
-			msg += "; "
-		}
-		if f.Component != "" {
-			msg += fmt.Sprintf("component %q: ", f.Component)
-		}
-		msg += f.Err.Error()
-	}
-	return msg
 }
 
 // remember keeps the live object of key for health evaluation.

@@ -21,7 +21,7 @@ import (
 // is evaluated once per pass, component and step (memo), over the live
 // objects this pass applied; an object it did not read (watch mode found
 // it unchanged) is read with c.
-func (r *ApplicationReconciler) unhealthyDependency(ctx context.Context, s *scope, p *pass, c client.Client, entries []v1beta1.ManagedResource,
+func (r *ApplicationReconciler) unhealthyDependency(ctx context.Context, s *scope, p *clusterShare, c client.Client, entries []v1beta1.ManagedResource,
 	e v1beta1.ManagedResource, deps []string, memo map[string]*componentHealth) (string, string) {
 	step := s.healthStep(e)
 	for _, d := range deps {
@@ -44,7 +44,7 @@ func (r *ApplicationReconciler) unhealthyDependency(ctx context.Context, s *scop
 
 // dependencyHealth evaluates one component from its objects of one step
 // in one cluster; nil when it has none there.
-func (r *ApplicationReconciler) dependencyHealth(ctx context.Context, s *scope, p *pass, c client.Client, entries []v1beta1.ManagedResource, name, step string) *componentHealth {
+func (r *ApplicationReconciler) dependencyHealth(ctx context.Context, s *scope, p *clusterShare, c client.Client, entries []v1beta1.ManagedResource, name, step string) *componentHealth {
 	i := slices.IndexFunc(s.app.Spec.Components, func(c v1beta1.ApplicationComponent) bool { return c.Name == name })
 	if i < 0 {
 		return nil
@@ -83,12 +83,80 @@ func (r *ApplicationReconciler) dependencyHealth(ctx context.Context, s *scope, 
 	return &h
 }
 
-// healthContext is what health policies read of the version being kept.
-func (r *ApplicationReconciler) healthContext(s *scope) render.AppContext {
-	return render.AppContext{
-		AppRevision:    liveRevision(s.app, s.current).Name,
-		AppRevisionNum: s.current.Spec.ApplicationGeneration,
-		PublishVersion: s.app.Annotations[v1beta1.AnnotationPublishVersion],
-		ClusterVersion: r.ClusterVersion,
+// inDependencyOrder orders the entries of several trackers so that each
+// component's objects come after those of the components it depends on
+// (deps, from the Application's spec); otherwise components keep the order
+// in which they first appear, and entries of one component their recorded
+// order, except that Namespaces and CustomResourceDefinitions go first
+// (the rest of the component may live in them). A cycle is broken where
+// it is first entered, as when the version was rendered.
+func inDependencyOrder(entries []v1beta1.ManagedResource, deps map[string][]string) []v1beta1.ManagedResource {
+	present := map[string]bool{}
+	var names []string
+	for _, e := range entries {
+		if !present[e.Component] {
+			present[e.Component] = true
+			names = append(names, e.Component)
+		}
 	}
+	rank := make(map[string]int, len(names))
+	visiting := map[string]bool{}
+	var visit func(name string)
+	visit = func(name string) {
+		if _, done := rank[name]; done || visiting[name] {
+			return
+		}
+		visiting[name] = true
+		for _, d := range deps[name] {
+			if present[d] {
+				visit(d)
+			}
+		}
+		visiting[name] = false
+		rank[name] = len(rank)
+	}
+	for _, n := range names {
+		visit(n)
+	}
+	container := func(e v1beta1.ManagedResource) int {
+		if kindClass(e.Kind) == lastClass {
+			return 0
+		}
+		return 1
+	}
+	out := slices.Clone(entries)
+	slices.SortStableFunc(out, func(a, b v1beta1.ManagedResource) int {
+		if ra, rb := rank[a.Component], rank[b.Component]; ra != rb {
+			return ra - rb
+		}
+		return container(a) - container(b)
+	})
+	return out
+}
+
+// dependencies maps each component to the components it depends on.
+func dependencies(app *v1beta1.Application) map[string][]string {
+	out := make(map[string][]string, len(app.Spec.Components))
+	for _, c := range app.Spec.Components {
+		out[c.Name] = c.DependsOn
+	}
+	return out
+}
+
+func failedDependency(deps []string, failed map[string]bool) string {
+	for _, d := range deps {
+		if failed[d] {
+			return d
+		}
+	}
+	return ""
+}
+
+func appendOnce(list []string, v string) []string {
+	for _, x := range list {
+		if x == v {
+			return list
+		}
+	}
+	return append(list, v)
 }

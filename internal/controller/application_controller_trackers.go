@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
@@ -107,6 +108,46 @@ func (r *ApplicationReconciler) releaseOrphanTrackers(ctx context.Context, key c
 			return err
 		}
 		ctrl.LoggerFrom(ctx).V(1).Info("Released a resource tracker of a deleted application", "resourceTracker", rt.Name)
+	}
+	return nil
+}
+
+// loadTrackers finds the Application's trackers: root, the current
+// versioned one and the older ones. Current is the tracker of the version
+// the Application asks for (its publishVersion, else its generation) when
+// it exists, else the newest one of this Application; trackers left by an
+// earlier Application of the same name (another UID) are always older.
+func (r *ApplicationReconciler) loadTrackers(ctx context.Context, s *scope) error {
+	all, err := r.listTrackers(ctx, s)
+	if err != nil {
+		s.setRetry(err)
+		return err
+	}
+	if all, err = r.rescueTrackers(ctx, s, all); err != nil {
+		s.setRetry(err)
+		return err
+	}
+	current := tracker.Current(all, s.app)
+	for i := range all {
+		rt := all[i]
+		switch rt.Spec.Type {
+		case v1beta1.ResourceTrackerTypeRoot:
+			s.root = &rt
+		case v1beta1.ResourceTrackerTypeComponentRevision:
+			s.comprev = &rt
+		case v1beta1.ResourceTrackerTypeVersioned:
+			if rt.Labels[v1beta1.LabelAppUID] == string(s.app.UID) {
+				s.newestGeneration = max(s.newestGeneration, rt.Spec.ApplicationGeneration)
+			}
+			if i == current {
+				s.current = &rt
+			} else {
+				s.older = append(s.older, rt)
+			}
+		}
+	}
+	if s.rules, s.rulesErr = policy.Parse(s.app); s.rulesErr != nil {
+		s.rules = &policy.Rules{}
 	}
 	return nil
 }

@@ -2,11 +2,14 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"sort"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apply"
 	"github.com/steward-oam/steward/internal/tracker"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // kindClass orders deletions: workloads first (they use the rest), then
@@ -56,7 +59,7 @@ func deletionOrder(entries []v1beta1.ManagedResource) []v1beta1.ManagedResource 
 // until every other object of their cluster is confirmed gone. What
 // happened is merged into the scope's garbage-collection report.
 func (r *ApplicationReconciler) deleteInOrder(ctx context.Context, s *scope, applier apply.Applier, entries []v1beta1.ManagedResource, why string) map[tracker.Key]bool {
-	passes := r.eachCluster(byCluster(entries), func(g clusterGroup, p *pass) {
+	passes := r.eachCluster(byCluster(entries), func(g clusterGroup, p *clusterShare) {
 		c, err := r.getClient(ctx, s, g)
 		if detached(err) {
 			r.leaveDetached(ctx, g, p)
@@ -104,10 +107,58 @@ func (r *ApplicationReconciler) deleteInOrder(ctx context.Context, s *scope, app
 // leaveDetached drops the entries of a cluster that is no longer
 // registered: nothing can delete them, and detaching with --force said to
 // leave them behind. They are reported once, in an event.
-func (r *ApplicationReconciler) leaveDetached(ctx context.Context, g clusterGroup, p *pass) {
+func (r *ApplicationReconciler) leaveDetached(ctx context.Context, g clusterGroup, p *clusterShare) {
 	for _, e := range g.entries {
 		decisionLog(ctx, tracker.KeyOf(e), decisionLevel).Info("Left behind: the cluster was detached", "component", e.Component)
 		p.drop[tracker.KeyOf(e)] = true
 		p.gc.leftBehind = append(p.gc.leftBehind, tracker.KeyOf(e))
 	}
+}
+
+// deleteEntry deletes the object of an entry and reports whether the entry
+// can be dropped: the object is gone, or it is not ours to delete. A
+// failure is recorded in the pass and returned; an unreachable cluster is
+// recorded as the cluster's failure.
+func (r *ApplicationReconciler) deleteEntry(ctx context.Context, s *scope, p *clusterShare, c client.Client, applier apply.Applier, e v1beta1.ManagedResource, why string) (bool, error) {
+	key := tracker.KeyOf(e)
+	res, err := applier.Delete(ctx, c, tracker.Ref(e))
+	if err == nil {
+		logDeleted(ctx, key, e.Component, why, res)
+		switch res.Action {
+		case apply.Gone, apply.Skipped:
+			return true, nil
+		case apply.Deleted:
+			p.gc.deleted = append(p.gc.deleted, objectChange{Key: key, Action: apply.Deleted})
+			p.gc.pending = append(p.gc.pending, key)
+			return false, nil
+		case apply.Terminating:
+			p.gc.pending = append(p.gc.pending, key)
+			return false, nil
+		}
+	}
+	if meta.IsNoMatchError(err) {
+		// The kind is no longer served: no such object can exist.
+		return true, nil
+	}
+	if r.confirmGone(ctx, s, e, err) {
+		return true, nil
+	}
+	f := entryFailure(e, v1beta1.ReasonDeleteFailed, err)
+	logFailed(ctx, f)
+	p.gc.failures = append(p.gc.failures, f)
+	p.setRetry(err)
+	return false, err
+}
+
+// entryFailure is the failure of one entry's object; when its cluster
+// cannot be reached at all it is the cluster's failure instead, reported
+// once for all of the cluster's objects.
+func entryFailure(e v1beta1.ManagedResource, reason string, err error) objectFailure {
+	if isUnreachable(err) {
+		return clusterFailure(e.Cluster, err)
+	}
+	if e.Cluster != "" {
+		err = fmt.Errorf("cluster %q: %w", e.Cluster, err)
+	}
+	return objectFailure{Key: tracker.KeyOf(e), Component: e.Component, Reason: reason, Err: err}
 }

@@ -111,6 +111,7 @@ func (r *ApplicationReconciler) cleanUpVanished(ctx context.Context, s *scope) {
 			return
 		}
 		res, done, err := r.deleteRecorded(ctx, ds, true)
+		r.emitDeletionEvents(ds)
 		if done && err == nil {
 			r.warned.forget(s.app.Namespace + "/" + s.app.Name)
 			r.Metrics.DeleteApp(s.app.Namespace, s.app.Name)

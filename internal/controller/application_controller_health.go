@@ -257,3 +257,13 @@ func values(m map[string]*unstructured.Unstructured) []*unstructured.Unstructure
 	}
 	return out
 }
+
+// healthContext is what health policies read of the version being kept.
+func (r *ApplicationReconciler) healthContext(s *scope) render.AppContext {
+	return render.AppContext{
+		AppRevision:    liveRevision(s.app, s.current).Name,
+		AppRevisionNum: s.current.Spec.ApplicationGeneration,
+		PublishVersion: s.app.Annotations[v1beta1.AnnotationPublishVersion],
+		ClusterVersion: r.ClusterVersion,
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -30,22 +29,21 @@ const deletionPoll = 2 * time.Second
 // the finalizers. An entry is dropped only once its object is confirmed
 // gone. A failed delete is retried; only objects in a cluster that stays
 // unreachable past --application-deletion-timeout are given up, and an
-// event names them.
-func (r *ApplicationReconciler) finalize(ctx context.Context, app *v1beta1.Application) (ctrl.Result, error) {
+// event names them. It records what it did on the scope: Reconcile's one
+// deferred status write shows the deletion (phase deleting, Ready False
+// with reason Deleting) and emits its events.
+func (r *ApplicationReconciler) finalize(ctx context.Context, s *scope) (ctrl.Result, error) {
+	app := s.app
 	if !controllerutil.ContainsFinalizer(app, v1beta1.FinalizerResourceTracker) {
+		s.aborted = true // not ours to delete, nor to describe
 		return ctrl.Result{}, nil
 	}
 	if gone, err := r.replacedOrGone(ctx, app); gone || err != nil {
+		s.aborted = true
 		return ctrl.Result{}, err
 	}
-	if err := r.markDeleting(ctx, app); err != nil {
-		return ctrl.Result{}, err
-	}
-	s := newScope(app)
+	s.deleting = true
 	if r.bindIdentity(s); s.identityErr != nil {
-		if r.Recorder != nil {
-			r.Recorder.Eventf(app, nil, "Warning", v1beta1.ReasonInvalidServiceAccount, "Delete", "%v; nothing is deleted until it is fixed", s.identityErr)
-		}
 		return ctrl.Result{}, s.identityErr
 	}
 	if res, done, err := r.deleteRecorded(ctx, s, false); !done || err != nil {
@@ -140,11 +138,8 @@ func (r *ApplicationReconciler) deleteRecorded(ctx context.Context, s *scope, ow
 	}
 	if remaining > 0 && !r.givingUp(app, s.gc.failures) {
 		if len(s.gc.failures) > 0 {
-			msg := describeFailures(s.gc.failures, 3)
-			if r.Recorder != nil {
-				r.Recorder.Eventf(app, nil, "Warning", v1beta1.ReasonDeleteFailed, "Delete", "%s; the objects stay recorded and deletion is retried", msg)
-			}
-			return ctrl.Result{}, false, fmt.Errorf("deleting application %s/%s: %s", app.Namespace, app.Name, msg)
+			s.deletionRetried = true
+			return ctrl.Result{}, false, fmt.Errorf("deleting application %s/%s: %s", app.Namespace, app.Name, describeFailures(s.gc.failures, 3))
 		}
 		return ctrl.Result{RequeueAfter: deletionPoll}, false, nil
 	}
@@ -153,9 +148,8 @@ func (r *ApplicationReconciler) deleteRecorded(ctx context.Context, s *scope, ow
 			return ctrl.Result{}, false, err
 		}
 	}
-	if remaining > 0 && r.Recorder != nil {
-		r.Recorder.Eventf(app, nil, "Warning", v1beta1.ReasonDeleteFailed, "Delete",
-			"gave up after %s on objects in unreachable clusters, left behind: %s", r.Options.DeletionTimeout, describeFailures(s.gc.failures, 10))
+	if remaining > 0 {
+		s.deletionGaveUp = true
 		for i := range trackers {
 			if err := r.Trackers.Delete(ctx, &trackers[i]); err != nil {
 				return ctrl.Result{}, false, err
@@ -191,19 +185,6 @@ func (r *ApplicationReconciler) replacedOrGone(ctx context.Context, app *v1beta1
 		return true, nil
 	}
 	return false, nil
-}
-
-// markDeleting shows the deletion in status once.
-func (r *ApplicationReconciler) markDeleting(ctx context.Context, app *v1beta1.Application) error {
-	if app.Status.Phase == v1beta1.ApplicationDeleting {
-		return nil
-	}
-	before := app.DeepCopy()
-	app.Status.Phase = v1beta1.ApplicationDeleting
-	ready := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1beta1.ReasonDeleting,
-		Message: "deleting the objects the application created", ObservedGeneration: app.Generation, LastTransitionTime: metav1.Now()}
-	setCondition(&app.Status.Conditions, ready)
-	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, app, client.MergeFrom(before)))
 }
 
 // releaseEntry strips the ownership labels of an entry's object; true when

@@ -98,8 +98,15 @@ type scope struct {
 	// health is each component's health, from the live objects.
 	health map[string]componentHealth
 
-	// aborted is true when a phase stopped the pass early.
+	// aborted is true when a phase stopped the pass early: the status is
+	// left as it is.
 	aborted bool
+	// deleting is true for a pass that deletes the Application's objects
+	// (finalize); deletionRetried when deletes failed and are retried,
+	// deletionGaveUp when objects in unreachable clusters were given up.
+	deleting        bool
+	deletionRetried bool
+	deletionGaveUp  bool
 	// retryErr is returned from Reconcile so that the work queue retries
 	// with back-off; set for failures that may pass by themselves.
 	retryErr error

@@ -45,6 +45,10 @@ func (r *ApplicationReconciler) emitEvents(s *scope, before *v1beta1.Application
 	if r.Recorder == nil {
 		return
 	}
+	if s.deleting {
+		r.emitDeletionEvents(s)
+		return
+	}
 	app := s.app
 	if len(s.keep.changes) > 0 {
 		reason, verb := v1beta1.EventDriftRepaired, "repaired drift of"
@@ -114,4 +118,23 @@ func describeChanges(cs []objectChange) string {
 		parts = append(parts, part)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// emitDeletionEvents records what a deletion pass could not do: an
+// identity that cannot be used, deletes that failed (retried), objects
+// given up in unreachable clusters.
+func (r *ApplicationReconciler) emitDeletionEvents(s *scope) {
+	if r.Recorder == nil {
+		return
+	}
+	app := s.app
+	switch {
+	case s.identityErr != nil:
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, v1beta1.ReasonInvalidServiceAccount, "Delete", "%v; nothing is deleted until it is fixed", s.identityErr)
+	case s.deletionRetried:
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, v1beta1.ReasonDeleteFailed, "Delete", "%s; the objects stay recorded and deletion is retried", describeFailures(s.gc.failures, 3))
+	case s.deletionGaveUp:
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, v1beta1.ReasonDeleteFailed, "Delete",
+			"gave up after %s on objects in unreachable clusters, left behind: %s", r.Options.DeletionTimeout, describeFailures(s.gc.failures, 10))
+	}
 }

@@ -22,6 +22,10 @@ const failureListLimit = 5
 // It is pure: the same facts give the same status, and conditions only
 // move their transition time when their status changes.
 func computeStatus(s *scope, now time.Time) {
+	if s.deleting {
+		deletingStatus(s, now)
+		return
+	}
 	st := &s.app.Status
 	st.ObservedGeneration = s.app.Generation
 	gen := s.app.Generation
@@ -46,6 +50,19 @@ func computeStatus(s *scope, now time.Time) {
 	if s.flow != nil {
 		st.Workflow = s.flow.Status
 	}
+}
+
+// deletingStatus shows the deletion: phase deleting and Ready False with
+// reason Deleting, set once; the other conditions stay as the last pass
+// left them.
+func deletingStatus(s *scope, now time.Time) {
+	st := &s.app.Status
+	if st.Phase == v1beta1.ApplicationDeleting {
+		return
+	}
+	st.Phase = v1beta1.ApplicationDeleting
+	setCondition(&st.Conditions, metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1beta1.ReasonDeleting,
+		Message: "deleting the objects the application created", ObservedGeneration: s.app.Generation, LastTransitionTime: metav1.NewTime(now)})
 }
 
 func renderedCondition(s *scope) metav1.Condition {
@@ -320,4 +337,23 @@ func liveRevision(app *v1beta1.Application, rt *v1beta1.ResourceTracker) *v1beta
 // changes.
 func setCondition(conds *[]metav1.Condition, c metav1.Condition) {
 	meta.SetStatusCondition(conds, c)
+}
+
+// describeFailures renders failures for a condition message.
+func describeFailures(fs []objectFailure, limit int) string {
+	msg := ""
+	for i, f := range fs {
+		if i == limit {
+			msg += fmt.Sprintf("; and %d more", len(fs)-limit)
+			break
+		}
+		if i > 0 {
+			msg += "; "
+		}
+		if f.Component != "" {
+			msg += fmt.Sprintf("component %q: ", f.Component)
+		}
+		msg += f.Err.Error()
+	}
+	return msg
 }
