@@ -173,7 +173,7 @@ func (r *ApplicationReconciler) endPass(ctx context.Context, s *scope, result *c
 	}
 	// A pass that recorded the Application's first tracker may have
 	// applied for an Application that vanished meanwhile (see
-	// vanished.go).
+	// application_controller_vanished.go).
 	if s.guarded && (s.aborted || apierrors.IsNotFound(err)) {
 		r.cleanUpVanished(ctx, s)
 		return passErr

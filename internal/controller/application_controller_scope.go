@@ -62,11 +62,11 @@ type scope struct {
 	// API server.
 	readFresh bool
 	// finalizerAdded is true when this pass added Steward's finalizer:
-	// the Application may have been deleted as it was (see vanished.go).
+	// the Application may have been deleted as it was (see application_controller_vanished.go).
 	finalizerAdded bool
 	// guarded is true when this pass confirmed, before it recorded, that
 	// the Application had no tracker of its own yet and was still there:
-	// if it is gone at the end, the pass cleans up (see vanished.go).
+	// if it is gone at the end, the pass cleans up (see application_controller_vanished.go).
 	guarded bool
 	// fresh is true when current was recorded in this pass, so applied
 	// changes are a dispatch rather than drift being repaired.

@@ -26,8 +26,11 @@ import (
 
 // keepState applies every recorded object of the current and root
 // trackers: this is both the dispatch of a freshly recorded version and
-// StateKeep, which repairs drift on every pass without watching the
-// objects. The entries of both trackers are applied together, per cluster
+// StateKeep, which repairs drift on every pass: in watch mode (the
+// default) it skips the objects the metadata-only watch shows unchanged
+// since Steward last wrote or read them, and a watch event of someone
+// else's change starts a pass at once; in timer mode it reads every
+// object, once per pass. The entries of both trackers are applied together, per cluster
 // and in dependency order, so that a component kept in root (a Namespace
 // under garbage-collect never) is applied before the components that
 // depend on it. Entries marked deleted are deleted and dropped from the

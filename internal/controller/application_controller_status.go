@@ -357,3 +357,68 @@ func describeFailures(fs []objectFailure, limit int) string {
 	}
 	return msg
 }
+
+// workflowCondition describes a gated run for the Dispatched condition;
+// false when there is nothing to say.
+func workflowCondition(s *scope) (reason, message string, ok bool) {
+	if s.flowErr != nil {
+		return v1beta1.ReasonUnsupportedWorkflow, s.flowErr.Error() + "; nothing of the steps is applied", true
+	}
+	if s.flow == nil || s.flow.Succeeded() {
+		return "", "", false
+	}
+	st := s.flow.Status
+	if st.Phase == v1beta1.WorkflowPhaseFailed {
+		return v1beta1.ReasonWorkflowFailed, st.Message + "; the steps after it that have no if condition were skipped; fix it and change the Application, or `steward workflow restart " + s.app.Name + "`", true
+	}
+	switch st.Phase {
+	case v1beta1.WorkflowPhaseSuspending:
+		return v1beta1.ReasonWorkflowSuspended, fmt.Sprintf("%s; resume it with `steward workflow resume %s` (or `vela workflow resume`)", st.Message, s.app.Name), true
+	case v1beta1.WorkflowPhaseTerminated:
+		return v1beta1.ReasonWorkflowTerminated, st.Message, true
+	}
+	var running []string
+	describe := func(step v1beta1.StepStatus) {
+		msg := fmt.Sprintf("%q", step.Name)
+		if step.Message != "" {
+			msg += ": " + step.Message
+		}
+		running = append(running, msg)
+	}
+	for _, step := range st.Steps {
+		if step.Phase != v1beta1.WorkflowStepRunning && step.Phase != v1beta1.WorkflowStepPending {
+			continue
+		}
+		if step.Phase == v1beta1.WorkflowStepPending && len(running) > 0 {
+			// Steps one by one: the first pending step is the next.
+			break
+		}
+		n := len(running)
+		for _, sub := range step.SubStepsStatus {
+			if sub.Phase == v1beta1.WorkflowStepRunning {
+				describe(sub)
+			}
+		}
+		if len(running) == n {
+			describe(step.StepStatus)
+		}
+		if step.Phase == v1beta1.WorkflowStepPending {
+			break
+		}
+	}
+	if len(running) == 0 {
+		return "", "", false
+	}
+	word := "step"
+	if len(running) > 1 {
+		word = "steps"
+	}
+	return v1beta1.ReasonWorkflowRunning, fmt.Sprintf("running workflow %s %s", word, strings.Join(running, "; ")), true
+}
+
+// workflowPending reports whether a gated run has steps left to say so in
+// the Dispatched condition.
+func workflowPending(s *scope) bool {
+	_, _, ok := workflowCondition(s)
+	return ok
+}

@@ -145,9 +145,9 @@ func TestBudget_AVersionThatCannotRenderLeavesTheOneBeforeKept(t *testing.T) {
 	})
 }
 
-// TestBudget_HealthAndWorkflowConditionsAreBounded: a health policy and a
+// TestBudget_HealthPoliciesAndWorkflowIfsAreBounded: a health policy and a
 // workflow step's if are CUE too, and bounded the same way.
-func TestBudget_HealthAndWorkflowConditionsAreBounded(t *testing.T) {
+func TestBudget_HealthPoliciesAndWorkflowIfsAreBounded(t *testing.T) {
 	ns := newNamespace(t)
 	startManager(t, testCfg, budgetOptions())
 	health := &v1beta1.ComponentDefinition{}

@@ -15,7 +15,7 @@ import (
 	"github.com/steward-oam/steward/api/v1beta1"
 )
 
-func TestHealth_PolicyFollowsTheLiveStatus(t *testing.T) {
+func TestHealth_PolicyFollowsTheLiveObject(t *testing.T) {
 	ns := newNamespace(t)
 	startManager(t, testCfg, testOptions())
 	createApp(t, ns, "metadata: {name: api}\nspec: {components: [{name: api, type: test-healthy, properties: {image: nginx}}]}\n")

@@ -37,6 +37,7 @@ spec:
 }
 
 func TestMulticluster_DeliversKeepsAndIsolatesClusters(t *testing.T) {
+	requireControlPlane(t)
 	ctx := context.Background()
 	planes := testcp.StartT(t, testcp.Options{}, "mc-a", "mc-b")
 	a, b := planes[0], planes[1]
@@ -137,6 +138,7 @@ func TestMulticluster_DeliversKeepsAndIsolatesClusters(t *testing.T) {
 }
 
 func TestMulticluster_DetachAndRejoin(t *testing.T) {
+	requireControlPlane(t)
 	ctx := context.Background()
 	planes := testcp.StartT(t, testcp.Options{}, "mc-c")
 	c := planes[0]
@@ -167,6 +169,7 @@ func TestMulticluster_DetachAndRejoin(t *testing.T) {
 }
 
 func TestMulticluster_LabelledClusterIsPickedUpOnResync(t *testing.T) {
+	requireControlPlane(t)
 	ctx := context.Background()
 	planes := testcp.StartT(t, testcp.Options{}, "mc-d")
 	d := planes[0]

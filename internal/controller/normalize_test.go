@@ -52,8 +52,8 @@ spec:
 `
 
 func TestNormalize_CustomResourceIsNeitherRewrittenNorRejected(t *testing.T) {
-	installCRD(t, testCfg, gizmoGVK, apiextensionsv1.NamespaceScoped, gizmoSchema)
 	ns := newNamespace(t)
+	installCRD(t, testCfg, gizmoGVK, apiextensionsv1.NamespaceScoped, gizmoSchema)
 	createFromYAML(t, ns, gizmoDefinition, &v1beta1.ComponentDefinition{})
 	log := &requestLog{}
 	opts := testOptions()

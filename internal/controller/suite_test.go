@@ -35,35 +35,47 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
-		// A fuzz worker runs only a fuzz target, which needs no API
-		// server; an envtest it started would outlive the worker when
-		// fuzzing stops, and keep `go test -fuzz` from ending.
-		os.Exit(m.Run())
-	}
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests with `make test`, which builds kube-apiserver and etcd into bin/k8s")
-		os.Exit(1)
-	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd")},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting envtest:", err)
-		os.Exit(1)
-	}
-	testCfg = cfg
-	testClient, err = client.New(cfg, client.Options{Scheme: NewScheme()})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 	code := m.Run()
-	_ = env.Stop()
+	if testEnv != nil {
+		_ = testEnv.Stop()
+	}
 	os.Exit(code)
+}
+
+// The control plane starts with the first test that needs it
+// (newNamespace, startManager): the pure tests of status and conditions
+// run without one (go test -run 'Condition|Status'), and so does a fuzz
+// worker, whose envtest would outlive it.
+var (
+	testEnv      *envtest.Environment
+	testEnvOnce  sync.Once
+	testEnvError error
+)
+
+// requireControlPlane starts the suite's kube-apiserver and etcd once.
+func requireControlPlane(t testing.TB) {
+	t.Helper()
+	testEnvOnce.Do(func() {
+		if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+			testEnvError = fmt.Errorf("KUBEBUILDER_ASSETS is not set: run the tests with `make test`, which builds kube-apiserver and etcd into bin/k8s")
+			return
+		}
+		env := &envtest.Environment{
+			CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd")},
+			ErrorIfCRDPathMissing: true,
+		}
+		cfg, err := env.Start()
+		if err != nil {
+			testEnvError = fmt.Errorf("starting envtest: %w", err)
+			return
+		}
+		testEnv, testCfg = env, cfg
+		testClient, testEnvError = client.New(cfg, client.Options{Scheme: NewScheme()})
+	})
+	if testEnvError != nil {
+		t.Fatal(testEnvError)
+	}
 }
 
 func zapLevel() zapcore.Level {
@@ -99,6 +111,10 @@ func startManager(t *testing.T, cfg *rest.Config, opts Options) {
 // it, as if the process had been killed: nothing runs after it returns.
 func startStoppableManager(t *testing.T, cfg *rest.Config, opts Options) func() {
 	t.Helper()
+	if cfg == nil {
+		requireControlPlane(t)
+		cfg = testCfg
+	}
 	mgr, err := NewManager(cfg, opts)
 	if err != nil {
 		t.Fatalf("creating manager: %v", err)
@@ -120,6 +136,7 @@ func startStoppableManager(t *testing.T, cfg *rest.Config, opts Options) func() 
 // definitions so tests do not share state.
 func newNamespace(t *testing.T) string {
 	t.Helper()
+	requireControlPlane(t)
 	name := strings.ToLower(strings.ReplaceAll(t.Name(), "_", "-"))
 	name = strings.ReplaceAll(name, "/", "-")
 	if len(name) > 50 {
