@@ -354,7 +354,6 @@ func (r *Run) closeGroup(s *Step, ss *v1beta1.StepStatus, subs []*v1beta1.StepSt
 // objects are applied in this pass) or a depends-on-app step; Finish
 // judges it.
 func (r *Run) runStep(s *Step, ss *v1beta1.StepStatus) {
-	st := r.Status
 	t := metav1.NewTime(r.now)
 	if s.Approve && (ss.Phase != v1beta1.WorkflowStepRunning || ss.Message == approvalMessage) {
 		// auto: false: the step waits for a resume, as a suspend step
@@ -363,16 +362,8 @@ func (r *Run) runStep(s *Step, ss *v1beta1.StepStatus) {
 		if ss.FirstExecuteTime.IsZero() {
 			ss.FirstExecuteTime = t
 		}
-		if resumed := !r.suspended && (ss.Phase == v1beta1.WorkflowStepSuspending || ss.Phase == v1beta1.WorkflowStepRunning); !resumed {
-			if ss.Phase != v1beta1.WorkflowStepSuspending {
-				ss.LastExecuteTime = t
-			}
-			ss.Phase, ss.Message = v1beta1.WorkflowStepSuspending, approvalMessage
-			r.waiting[s.Name] = true
-			if st.Phase != v1beta1.WorkflowPhaseSuspending {
-				st.Message = fmt.Sprintf("suspended before step %q (auto: false)", s.Name)
-			}
-			st.Suspend, st.Phase = true, v1beta1.WorkflowPhaseSuspending
+		if !r.resumed(ss) {
+			r.wait(s, ss, approvalMessage, fmt.Sprintf("suspended before step %q (auto: false)", s.Name))
 			return
 		}
 		// Approved: it starts in this pass.

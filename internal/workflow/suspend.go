@@ -35,14 +35,13 @@ func (r *Run) settleSuspend() {
 // suspend runs a suspend step: it waits until the run is resumed, or for
 // its duration.
 func (r *Run) suspend(s *Step, ss *v1beta1.StepStatus) {
-	st := r.Status
 	t := metav1.NewTime(r.now)
 	if ss.FirstExecuteTime.IsZero() {
 		ss.FirstExecuteTime = t
 	}
 	// A resume, or a duration that ends before the timeout, ends the
 	// wait, however late this pass runs.
-	resumed := !r.suspended && (ss.Phase == v1beta1.WorkflowStepSuspending || ss.Phase == v1beta1.WorkflowStepRunning)
+	resumed := r.resumed(ss)
 	if s.Duration > 0 && !resumed && !r.manual && (s.Timeout == 0 || s.Duration < s.Timeout) {
 		// Only a resume ends a suspension by hand.
 		if left := ss.FirstExecuteTime.Add(s.Duration).Sub(r.now); left > 0 {
@@ -62,17 +61,32 @@ func (r *Run) suspend(s *Step, ss *v1beta1.StepStatus) {
 		r.settleSuspend()
 		return
 	}
-	r.waiting[s.Name] = true
-	if ss.Phase != v1beta1.WorkflowStepSuspending {
-		ss.LastExecuteTime = t
+	runMsg := fmt.Sprintf("suspended at step %q", s.Name)
+	if r.manual {
+		runMsg += " (suspended by hand: only a resume goes on)"
 	}
-	ss.Phase = v1beta1.WorkflowStepSuspending
-	ss.Message = s.Message
+	r.wait(s, ss, s.Message, runMsg)
+}
+
+// resumed reports whether a step waiting for a resume (a suspend step, or
+// a deploy step with auto: false) got one: the run is not suspended now,
+// and the step was waiting, or was marked running as vela workflow resume
+// marks it.
+func (r *Run) resumed(ss *v1beta1.StepStatus) bool {
+	return !r.suspended && (ss.Phase == v1beta1.WorkflowStepSuspending || ss.Phase == v1beta1.WorkflowStepRunning)
+}
+
+// wait leaves a step waiting for a resume, with message msg, and the run
+// suspended, with runMsg when it was not suspended already.
+func (r *Run) wait(s *Step, ss *v1beta1.StepStatus, msg, runMsg string) {
+	st := r.Status
+	if ss.Phase != v1beta1.WorkflowStepSuspending {
+		ss.LastExecuteTime = metav1.NewTime(r.now)
+	}
+	ss.Phase, ss.Message = v1beta1.WorkflowStepSuspending, msg
+	r.waiting[s.Name] = true
 	if st.Phase != v1beta1.WorkflowPhaseSuspending {
-		st.Message = fmt.Sprintf("suspended at step %q", s.Name)
-		if r.manual {
-			st.Message += " (suspended by hand: only a resume goes on)"
-		}
+		st.Message = runMsg
 	}
 	st.Suspend, st.Phase = true, v1beta1.WorkflowPhaseSuspending
 }
