@@ -8,6 +8,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/lru"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cueeval"
@@ -29,6 +30,11 @@ const (
 // and checked against UID, resourceVersion and template hash.
 type Renderer struct {
 	ev cueeval.Evaluator
+	// checked remembers what checking a template's text found, by kind
+	// and hash of the text: a fleet's definitions share their templates
+	// (every namespace installs the same ones), and each is checked again
+	// whenever its definition changes.
+	checked *lru.Cache
 	// noCache compiles every template on every use (benchmarks).
 	noCache bool
 	// observe is told about every cache lookup; nil when nobody listens.
@@ -87,7 +93,7 @@ func WithLimits(l Limits) Option {
 // NewRenderer returns a Renderer. Without WithEvaluator it evaluates in
 // this process, unbounded: fine for tests and trusted definitions only.
 func NewRenderer(opts ...Option) *Renderer {
-	r := &Renderer{}
+	r := &Renderer{checked: lru.New(checkedSize)}
 	for _, o := range opts {
 		o(r)
 	}
@@ -154,16 +160,29 @@ func (r *Renderer) source(kind, part string, meta *metav1.ObjectMeta, text strin
 // error is an *Error, whose Reason is EvaluationBudgetExceeded when the
 // template cannot even be compiled within the budget.
 func (r *Renderer) CheckTemplate(kind, namespace, name, template string) error {
-	src := cueeval.Source{Kind: kind, Namespace: namespace, Name: name, Text: template}
-	if _, err := r.evaluate(&cueeval.Request{Check: &src}, src); err != nil {
-		if err.Reason == v1beta1.ReasonEvaluationBudgetExceeded {
-			return err
+	sum := sha256.Sum256([]byte(template))
+	key := kind + "/" + hex.EncodeToString(sum[:])
+	var found *cueeval.Error
+	if v, ok := r.checked.Get(key); ok {
+		found, _ = v.(*cueeval.Error)
+	} else {
+		src := cueeval.Source{Kind: kind, Namespace: namespace, Name: name, Text: template}
+		if _, err := r.evaluate(&cueeval.Request{Check: &src}, src); err != nil {
+			if !errors.As(err, &found) {
+				// The budget, or no evaluator: nothing known of the text.
+				return err
+			}
 		}
-		err.Err = fmt.Errorf("%s %q: %w", kind, name, err.Err)
-		return err
+		r.checked.Add(key, found)
 	}
-	return nil
+	if found == nil {
+		return nil
+	}
+	return &Error{Reason: found.Reason, Path: found.Path, Err: fmt.Errorf("%s %q: %w", kind, name, found)}
 }
+
+// checkedSize bounds the template checks remembered.
+const checkedSize = 1024
 
 // CheckStatus parses a definition's status templates and returns the first
 // syntax error with its position, so the controller can report a
