@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -148,7 +149,48 @@ func newNamespace(t *testing.T) string {
 		t.Fatalf("creating namespace: %v", err)
 	}
 	installTestDefinitions(t, name)
+	t.Cleanup(func() { forget(t, name) })
 	return name
+}
+
+// forget removes what a test left in its namespace that a later test's
+// manager would otherwise reconcile again: its Applications, their
+// trackers and its definitions (every manager watches every namespace, so
+// without this each test would redo the work of all tests before it).
+// Finalizers are dropped, not run: the test's own manager may already be
+// stopped. Delivered objects stay; no Application claims them any more.
+func forget(t *testing.T, ns string) {
+	ctx := context.Background()
+	unfinalize := func(obj client.Object) {
+		if len(obj.GetFinalizers()) == 0 {
+			return
+		}
+		patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+		obj.SetFinalizers(nil)
+		if err := testClient.Patch(ctx, obj, patch); err != nil && !apierrors.IsNotFound(err) {
+			t.Logf("cleanup: dropping finalizers of %s: %v", obj.GetName(), err)
+		}
+	}
+	var apps v1beta1.ApplicationList
+	if err := testClient.List(ctx, &apps, client.InNamespace(ns)); err == nil {
+		for i := range apps.Items {
+			unfinalize(&apps.Items[i])
+			_ = client.IgnoreNotFound(testClient.Delete(ctx, &apps.Items[i]))
+		}
+	}
+	var rts v1beta1.ResourceTrackerList
+	if err := testClient.List(ctx, &rts, client.MatchingLabels{v1beta1.LabelAppNamespace: ns}); err == nil {
+		for i := range rts.Items {
+			unfinalize(&rts.Items[i])
+			_ = client.IgnoreNotFound(testClient.Delete(ctx, &rts.Items[i]))
+		}
+	}
+	for _, obj := range []client.Object{&v1beta1.ComponentDefinition{}, &v1beta1.TraitDefinition{},
+		&v1beta1.PolicyDefinition{}} {
+		if err := testClient.DeleteAllOf(ctx, obj, client.InNamespace(ns)); err != nil {
+			t.Logf("cleanup: deleting definitions in %s: %v", ns, err)
+		}
+	}
 }
 
 // createFromYAML creates the object described by doc in namespace ns.
