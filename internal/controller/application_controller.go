@@ -195,9 +195,10 @@ func (r *ApplicationReconciler) forget(app types.NamespacedName) {
 // patchStatus writes the status computed from the scope's facts, only when
 // it changed, and emits events for condition transitions.
 func (r *ApplicationReconciler) patchStatus(ctx context.Context, s *scope) error {
-	if s.aborted {
+	if s.aborted || s.statusWritten {
 		// The pass stopped before it knew the facts: the last status
-		// stays, and the work queue retries with back-off.
+		// stays, and the work queue retries with back-off. Or a deletion
+		// wrote it before releasing the Application.
 		return nil
 	}
 	defer r.Metrics.StartStage(metrics.StageStatus)()

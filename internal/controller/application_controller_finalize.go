@@ -51,6 +51,12 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 	}
 	r.warned.forget(app.Namespace + "/" + app.Name)
 	r.Metrics.DeleteApp(app.Namespace, app.Name)
+	// The last status is written while the Application is still ours:
+	// once the finalizer goes, the name may already belong to another.
+	if err := r.patchStatus(ctx, s); err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+	s.statusWritten = true
 	// Guarded by the resourceVersion read: a finalizer another controller
 	// added meanwhile is never dropped with ours.
 	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})

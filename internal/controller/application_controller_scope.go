@@ -64,6 +64,9 @@ type scope struct {
 	// finalizerAdded is true when this pass added Steward's finalizer:
 	// the Application may have been deleted as it was (see application_controller_vanished.go).
 	finalizerAdded bool
+	// statusWritten is true once the pass wrote its status: a deletion
+	// writes it before it removes the finalizer, not at the pass's end.
+	statusWritten bool
 	// guarded is true when this pass confirmed, before it recorded, that
 	// the Application had no tracker of its own yet and was still there:
 	// if it is gone at the end, the pass cleans up (see application_controller_vanished.go).

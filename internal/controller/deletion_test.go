@@ -342,3 +342,48 @@ func waitRevision(t *testing.T, ns, name string) {
 	})
 	waitReady(t, ns, name)
 }
+
+// Once Steward removes its finalizer the Application is no longer its own:
+// the name may already belong to a re-created one. The deleting status is
+// written before the finalizer goes, never after, also when the deletion
+// takes one pass.
+func TestDeletion_NoStatusIsWrittenAfterTheFinalizerIsRemoved(t *testing.T) {
+	ns := newNamespace(t)
+	log := &requestLog{}
+	startManager(t, log.wrap(testCfg), testOptions())
+	// Nothing delivered: the deletion finishes in one pass.
+	createApp(t, ns, `
+metadata: {name: settings}
+spec:
+  components:
+    - {name: c, type: no-such-type}
+`)
+	waitNotReady(t, ns, "settings", v1beta1.ReasonDefinitionNotFound)
+	log.reset()
+	deleteApp(t, ns, "settings")
+	time.Sleep(time.Second) // a late write would come right after
+
+	app := "/apis/core.oam.dev/v1beta1/namespaces/" + ns + "/applications/settings"
+	released, statusBefore := -1, false
+	writes := log.writes()
+	for i, w := range writes {
+		if strings.HasPrefix(w, "PATCH "+app+"?") || strings.HasPrefix(w, "PUT "+app+"?") {
+			released = i
+		}
+	}
+	if released < 0 {
+		t.Fatalf("no write removed the finalizer: %v", writes)
+	}
+	for i, w := range writes {
+		if !strings.HasPrefix(w, "PATCH "+app+"/status?") {
+			continue
+		}
+		if i > released {
+			t.Errorf("status written after the finalizer was removed: %v", writes)
+		}
+		statusBefore = true
+	}
+	if !statusBefore {
+		t.Errorf("the deleting status was never written: %v", writes)
+	}
+}
