@@ -195,11 +195,14 @@ func (r *ApplicationReconciler) forget(app types.NamespacedName) {
 // patchStatus writes the status computed from the scope's facts, only when
 // it changed, and emits events for condition transitions.
 func (r *ApplicationReconciler) patchStatus(ctx context.Context, s *scope) error {
-	if s.aborted || s.statusWritten {
+	if s.aborted {
 		// The pass stopped before it knew the facts: the last status
-		// stays, and the work queue retries with back-off. Or a deletion
-		// wrote it before releasing the Application.
+		// stays, and the work queue retries with back-off.
 		return nil
+	}
+	if s.statusWritten {
+		// A deletion wrote it before releasing the Application.
+		return s.statusErr
 	}
 	defer r.Metrics.StartStage(metrics.StageStatus)()
 	before := s.app.DeepCopy()

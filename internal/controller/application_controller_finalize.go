@@ -53,10 +53,13 @@ func (r *ApplicationReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 	r.Metrics.DeleteApp(app.Namespace, app.Name)
 	// The last status is written while the Application is still ours:
 	// once the finalizer goes, the name may already belong to another.
-	if err := r.patchStatus(ctx, s); err != nil && !apierrors.IsNotFound(err) {
-		return ctrl.Result{}, err
+	err := r.patchStatus(ctx, s)
+	s.statusWritten, s.statusErr = true, err
+	if err != nil && !apierrors.IsNotFound(err) {
+		// Kept until the status is written; endPass reports the failed
+		// write as it does for every pass.
+		return ctrl.Result{}, nil
 	}
-	s.statusWritten = true
 	// Guarded by the resourceVersion read: a finalizer another controller
 	// added meanwhile is never dropped with ours.
 	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})

@@ -67,6 +67,8 @@ type scope struct {
 	// statusWritten is true once the pass wrote its status: a deletion
 	// writes it before it removes the finalizer, not at the pass's end.
 	statusWritten bool
+	// statusErr is what that write returned.
+	statusErr error
 	// guarded is true when this pass confirmed, before it recorded, that
 	// the Application had no tracker of its own yet and was still there:
 	// if it is gone at the end, the pass cleans up (see application_controller_vanished.go).
