@@ -166,8 +166,8 @@ func (r *ApplicationReconciler) ensureFinalizer(ctx context.Context, s *scope) (
 // with a failed status write joined to it.
 func (r *ApplicationReconciler) endPass(ctx context.Context, s *scope, result *ctrl.Result, passErr error) error {
 	err := r.patchStatus(ctx, s)
-	if errors.Is(err, errWorkflowStatusMoved) {
-		// Someone wrote the run's status meanwhile: read it soon.
+	if errors.Is(err, errStatusMoved) {
+		// Someone wrote the Application meanwhile: read it soon.
 		*result = ctrl.Result{RequeueAfter: conflictRetry}
 		return passErr
 	}
@@ -214,23 +214,24 @@ func (r *ApplicationReconciler) patchStatus(ctx context.Context, s *scope) error
 	if equality.Semantic.DeepEqual(before.Status, s.app.Status) {
 		return nil
 	}
-	if !equality.Semantic.DeepEqual(before.Status.Workflow, s.app.Status.Workflow) {
-		// A run's status is also written by users (resume, suspend): it
-		// moves on only from what they last wrote. On a conflict their
-		// write wakes the Application, and the next pass starts from it.
-		err := r.Client.Status().Patch(ctx, s.app, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
-		if apierrors.IsConflict(err) {
-			ctrl.LoggerFrom(ctx).V(1).Info("Status not written: the workflow's status changed meanwhile; the next pass reads it")
-			return errWorkflowStatusMoved
-		}
-		return err
+	// Written only over the status this pass read (optimistic lock): a
+	// merge patch from a stale copy would carry just the fields that
+	// differ from that copy, and could leave the phase of one pass beside
+	// the conditions of another. A run's status is also written by users
+	// (resume, suspend): it moves on only from what they last wrote. On a
+	// conflict the Application is read again soon and the next pass
+	// derives the whole status anew.
+	err := r.Client.Status().Patch(ctx, s.app, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	if apierrors.IsConflict(err) {
+		ctrl.LoggerFrom(ctx).V(1).Info("Status not written: the Application changed since this pass read it; the next pass reads it again")
+		return errStatusMoved
 	}
-	return r.Client.Status().Patch(ctx, s.app, client.MergeFrom(before))
+	return err
 }
 
-// errWorkflowStatusMoved: the status was not written because the
-// workflow's status changed since the pass read it.
-var errWorkflowStatusMoved = errors.New("the workflow status changed meanwhile")
+// errStatusMoved: the status was not written because the Application
+// changed since the pass read it.
+var errStatusMoved = errors.New("the application changed meanwhile")
 
 // conflictRetry is how soon an Application whose finalizers changed under
 // a write is read again.
