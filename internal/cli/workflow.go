@@ -35,8 +35,8 @@ func WorkflowOp(ctx context.Context, hub client.Client, namespace, name, op stri
 	}
 	// The run is the version's, whatever the spec says now.
 	w := app.Status.Workflow
-	if w == nil {
-		return "", fmt.Errorf("application %s/%s has no workflow run to %s: Steward runs step by step only workflows with a gate (see docs/workflow.md: more than one deploy step, suspend, step-group, apply-component, apply-object or depends-on-app steps, auto: false, if, timeout, dependsOn or a mode); any other is delivered in one pass", namespace, name, op)
+	if w == nil || (!workflow.Gated(workflow.Of(app)) && (op == WorkflowSuspend || op == WorkflowTerminate)) {
+		return "", fmt.Errorf("application %s/%s has no step-by-step workflow run to %s: Steward runs step by step only workflows with a gate (see docs/workflow.md: more than one deploy step, suspend, step-group, apply-component, apply-object or depends-on-app steps, auto: false, if, timeout, dependsOn or a mode); any other is delivered in one pass", namespace, name, op)
 	}
 	before := app.DeepCopy()
 	var done string

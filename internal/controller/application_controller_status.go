@@ -45,10 +45,12 @@ func computeStatus(s *scope, now time.Time) {
 		st.LatestRevision = liveRevision(s.app, s.current)
 	}
 	st.Services, st.AppliedResources = servicesAndResources(s)
-	// Only a version rendered from a workflow with suspend steps has a run.
-	st.Workflow = nil
+	// A version run step by step reports its run; any other, the steps
+	// KubeVela would show for it (runStatus).
 	if s.flow != nil {
 		st.Workflow = s.flow.Status
+	} else {
+		st.Workflow = runStatus(s, now)
 	}
 }
 
@@ -91,6 +93,9 @@ func dispatchedCondition(s *scope) metav1.Condition {
 	case s.rulesErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonInvalidPolicy
 		c.Message = "nothing is applied or deleted until the policies are fixed"
+	case workflowRefusal(s) != nil && s.renderErr != nil:
+		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonWorkflowFailed
+		c.Message = fmt.Sprintf("the workflow of generation %d cannot run, so nothing of it was dispatched", s.app.Generation)
 	case s.renderErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonRenderFailed
 		c.Message = fmt.Sprintf("generation %d was not rendered, so it was not dispatched", s.app.Generation)
@@ -219,6 +224,10 @@ func phaseOf(conds []metav1.Condition) v1beta1.ApplicationPhase {
 	case meta.IsStatusConditionTrue(conds, v1beta1.ConditionReady):
 		return v1beta1.ApplicationRunning
 	case meta.IsStatusConditionFalse(conds, v1beta1.ConditionRendered):
+		if meta.FindStatusCondition(conds, v1beta1.ConditionRendered).Reason == v1beta1.ReasonUnsupportedWorkflow {
+			// The components render; the workflow cannot run.
+			return v1beta1.ApplicationWorkflowFailed
+		}
 		return v1beta1.ApplicationRendering
 	case meta.IsStatusConditionFalse(conds, v1beta1.ConditionDispatched):
 		switch meta.FindStatusCondition(conds, v1beta1.ConditionDispatched).Reason {

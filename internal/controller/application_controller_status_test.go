@@ -192,6 +192,10 @@ func TestStatus_PhaseOf(t *testing.T) {
 			t.Errorf("phase of %v: %q, want %q", conds, got, want)
 		}
 	}
+	// The components render but the workflow cannot run: the run failed.
+	if got := phaseOf([]metav1.Condition{c(v1beta1.ConditionRendered, metav1.ConditionFalse, v1beta1.ReasonUnsupportedWorkflow)}); got != v1beta1.ApplicationWorkflowFailed {
+		t.Errorf("a workflow that cannot run: %q", got)
+	}
 	if got := phaseOf([]metav1.Condition{c(v1beta1.ConditionDispatched, metav1.ConditionFalse, v1beta1.ReasonWorkflowRunning)}); got != v1beta1.ApplicationRunningWorkflow {
 		t.Errorf("a running workflow: %q", got)
 	}

@@ -73,7 +73,7 @@ func applicationChanged() predicate.Predicate {
 				return true
 			case !stringMapsEqual(o.GetLabels(), n.GetLabels(), ""):
 				return true
-			case workflowControl(o) != workflowControl(n):
+			case workflowControlled(o, n):
 				// Resumed, suspended, terminated or restarted (status
 				// written by `steward workflow` or `vela workflow`).
 				return true
@@ -157,6 +157,25 @@ func stringMapsEqual(a, b map[string]string, ignore string) bool {
 		}
 	}
 	return count == 0
+}
+
+// workflowControlled reports whether a user controlled the run between o
+// and n (resume, suspend, terminate, restart). A run that is neither
+// suspended nor terminated replacing none, or replacing such a run of
+// another revision, is the controller starting a run: no pass is needed
+// for its own write.
+func workflowControlled(o, n any) bool {
+	if workflowControl(o) == workflowControl(n) {
+		return false
+	}
+	oa, _ := o.(*v1beta1.Application)
+	na, _ := n.(*v1beta1.Application)
+	if oa == nil || na == nil || na.Status.Workflow == nil {
+		return true
+	}
+	ow, nw := oa.Status.Workflow, na.Status.Workflow
+	idle := func(w *v1beta1.WorkflowStatus) bool { return !w.Suspend && !w.Terminated }
+	return !(idle(nw) && (ow == nil || (ow.AppRevision != nw.AppRevision && idle(ow))))
 }
 
 // workflowControl is the part of an Application's workflow status a user

@@ -60,3 +60,59 @@ func Generated(app *v1beta1.Application) bool {
 	}
 	return n > 1
 }
+
+// OnePass returns the steps KubeVela runs for an Application that Steward
+// delivers in one pass (a workflow without gates), to report them in
+// status.workflow, with the run's mode. They are the workflow's own steps
+// when it lists any; else KubeVela's generated ones: deploy-<policy> for a
+// topology policy; one "deploy" step when there are override policies or
+// ref-objects components; otherwise one apply-component step per
+// component, named after it and depending on the steps of the components
+// it depends on. Generated steps run as a DAG (mode "DAG-DAG"), as
+// KubeVela runs them.
+func OnePass(app *v1beta1.Application) (steps []v1beta1.WorkflowStepBase, mode string) {
+	wf := app.Spec.Workflow
+	dag, subStepByStep, _ := Mode(wf)
+	mode = Flow{DAG: dag, SubStepByStep: subStepByStep}.Mode()
+	if wf != nil && len(wf.Steps) > 0 {
+		for _, s := range wf.Steps {
+			steps = append(steps, s.WorkflowStepBase)
+		}
+		return steps, mode
+	}
+	if wf == nil {
+		mode = ModeDAGName + "-" + ModeDAGName
+	}
+	var topologies, overrides []string
+	refObjects := false
+	for _, p := range app.Spec.Policies {
+		switch p.Type {
+		case v1beta1.PolicyTypeTopology:
+			topologies = append(topologies, p.Name)
+		case v1beta1.PolicyTypeOverride:
+			overrides = append(overrides, p.Name)
+		}
+	}
+	for _, c := range app.Spec.Components {
+		refObjects = refObjects || c.Type == "ref-objects"
+	}
+	deploy := func(name string, policies []string) v1beta1.WorkflowStepBase {
+		props, _ := json.Marshal(map[string]any{"policies": policies})
+		return v1beta1.WorkflowStepBase{Name: name, Type: v1beta1.WorkflowStepTypeDeploy, Properties: &runtime.RawExtension{Raw: props}}
+	}
+	for _, t := range topologies {
+		steps = append(steps, deploy("deploy-"+t, append(append([]string{}, overrides...), t)))
+	}
+	if len(steps) > 0 {
+		return steps, mode
+	}
+	if refObjects || len(overrides) > 0 {
+		return []v1beta1.WorkflowStepBase{deploy("deploy", append([]string{}, overrides...))}, mode
+	}
+	for _, c := range app.Spec.Components {
+		props, _ := json.Marshal(map[string]string{"component": c.Name})
+		steps = append(steps, v1beta1.WorkflowStepBase{Name: c.Name, Type: v1beta1.WorkflowStepTypeApplyComponent,
+			Properties: &runtime.RawExtension{Raw: props}, DependsOn: c.DependsOn})
+	}
+	return steps, mode
+}
