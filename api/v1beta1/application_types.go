@@ -287,6 +287,10 @@ type GroupVersionKindRef struct {
 type ApplicationTraitStatus struct {
 	Type    string `json:"type"`
 	Healthy bool   `json:"healthy"`
+	// Pending is true for a PostDispatch trait not rendered yet: it is
+	// rendered once its component's workload is healthy.
+	// +optional
+	Pending bool `json:"pending,omitempty"`
 	// +optional
 	Message string `json:"message,omitempty"`
 	// +optional

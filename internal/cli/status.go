@@ -312,7 +312,11 @@ func printStatus(out io.Writer, st *AppStatus, now time.Time) error {
 		for _, p := range c.Placements {
 			fmt.Fprintf(w, "      cluster %s\tnamespace %s\t%s\tobjects: %d\t%s\n", p.Cluster, orDash(p.Namespace), health(p.Healthy), p.Objects, p.Message)
 			for _, t := range p.Traits {
-				fmt.Fprintf(w, "        trait %s\t\t%s\t\t%s\n", t.Type, health(t.Healthy), t.Message)
+				state := health(t.Healthy)
+				if t.Pending {
+					state = "pending"
+				}
+				fmt.Fprintf(w, "        trait %s\t\t%s\t\t%s\n", t.Type, state, t.Message)
 			}
 		}
 		if err := w.Flush(); err != nil {

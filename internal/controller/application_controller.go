@@ -114,7 +114,8 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		{nil, r.advanceWorkflow},
 		{keepStage, r.keepState},
 		{stage(metrics.StageHealth), r.evaluateHealth},
-		{nil, r.finishWorkflow}, // after health: a deploy step waits for it
+		{nil, r.dispatchPostTraits}, // after health: they wait for the workload's
+		{nil, r.finishWorkflow},     // after health: a deploy step waits for it
 		{stage(metrics.StageGC), r.collectGarbage},
 	} {
 		start := time.Now()

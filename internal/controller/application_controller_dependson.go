@@ -75,7 +75,9 @@ func (r *ApplicationReconciler) dependencyHealth(ctx context.Context, s *scope, 
 	if err != nil {
 		return &componentHealth{Health: render.Health{Message: err.Error()}}
 	}
-	h, err := r.healthOf(s, defs, s.app.Spec.Components[i], r.healthContext(s), manifests, live)
+	key := healthKey(name, mine[0].Cluster, step)
+	pending := func(trait string) (bool, string) { return s.pendingTrait(defs, key, trait) }
+	h, err := r.healthOf(s, defs, s.app.Spec.Components[i], r.healthContext(s), manifests, live, pending)
 	if err != nil {
 		// No evaluator: the dependency is not known healthy; it waits.
 		return &componentHealth{Health: render.Health{Message: err.Error()}}

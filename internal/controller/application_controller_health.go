@@ -22,6 +22,9 @@ import (
 type componentHealth struct {
 	render.Health
 	traits []v1beta1.ApplicationTraitStatus
+	// workloadHealthy is the component's own health, its traits aside:
+	// its PostDispatch traits render once it is true.
+	workloadHealthy bool
 }
 
 // evaluateHealth runs each component's health policy over the live objects
@@ -74,7 +77,8 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 					live = append(live, r.liveOrNil(s, e))
 				}
 			}
-			h, err := r.healthOf(s, defs, comp, actx, manifests, live)
+			pending := func(trait string) (bool, string) { return s.pendingTrait(defs, k, trait) }
+			h, err := r.healthOf(s, defs, comp, actx, manifests, live, pending)
 			if err != nil {
 				// No evaluator (the controller is stopping): nothing is
 				// known of health; the pass stops and is retried.
@@ -150,9 +154,11 @@ func (s *scope) byClusterAndStep(entries []v1beta1.ManagedResource) []stepGroup 
 	return out
 }
 
-// healthOf evaluates one component: its own policy, then each trait's.
+// healthOf evaluates one component: its own policy, then each trait's. A
+// PostDispatch trait not rendered yet (pending says so) is reported
+// pending and not judged, as in KubeVela.
 func (r *ApplicationReconciler) healthOf(s *scope, defs render.Definitions, comp v1beta1.ApplicationComponent, actx render.AppContext,
-	manifests, live []*unstructured.Unstructured) (componentHealth, error) {
+	manifests, live []*unstructured.Unstructured, pending func(trait string) (bool, string)) (componentHealth, error) {
 	var workload *unstructured.Unstructured
 	hasWorkload := false
 	outputs := map[string]*unstructured.Unstructured{}
@@ -185,7 +191,12 @@ func (r *ApplicationReconciler) healthOf(s *scope, defs render.Definitions, comp
 			return h, err
 		}
 	}
+	h.workloadHealthy = h.Healthy
 	for _, t := range comp.Traits {
+		if wait, msg := pending(t.Type); wait {
+			h.traits = append(h.traits, v1beta1.ApplicationTraitStatus{Type: t.Type, Pending: true, Message: msg})
+			continue
+		}
 		tdef := defs.Traits[t.Type]
 		var th render.Health
 		if r.Options.KstatusHealth && (tdef == nil || tdef.Spec.Status == nil || tdef.Spec.Status.HealthPolicy == "") {

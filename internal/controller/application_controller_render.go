@@ -109,6 +109,14 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		}
 		marks[annotationWorkflowSteps] = workflow.Encode(steps)
 	}
+	if defs, err := r.resolveDefinitions(ctx, s.app); err == nil {
+		// PostDispatch traits render once the workload is healthy: until
+		// then the objects the kept version's rendered stay recorded.
+		versioned, root = carryPostTraits(s, defs, versioned, root)
+	} else {
+		s.setRetry(err)
+		return err
+	}
 	s.newKeys = inventory.Unseen(append(append([]v1beta1.ManagedResource(nil), versioned...), root...),
 		append([]*v1beta1.ResourceTracker{s.current, s.root}, pointers(s.older)...)...)
 	ref := tracker.RefOf(s.app)
@@ -259,10 +267,11 @@ func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, 
 		Renderer:    r.Renderer,
 		Definitions: func(app *v1beta1.Application) (render.Definitions, error) { return r.resolveDefinitions(ctx, app) },
 		Context: render.AppContext{
-			AppRevision:    delivery.RevisionName(s.app, gen),
-			AppRevisionNum: gen,
-			PublishVersion: kind.PublishVersion,
-			ClusterVersion: r.ClusterVersion,
+			AppRevision:       delivery.RevisionName(s.app, gen),
+			AppRevisionNum:    gen,
+			PublishVersion:    kind.PublishVersion,
+			ClusterVersion:    r.ClusterVersion,
+			DeferPostDispatch: true,
 		},
 		Namespaced: r.namespacedIn(ctx),
 	})

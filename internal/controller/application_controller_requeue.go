@@ -126,6 +126,10 @@ func (r *ApplicationReconciler) requeue(s *scope) ctrl.Result {
 			after = f.Requeue
 		}
 	}
+	if s.postRecorded {
+		// PostDispatch traits recorded objects: apply them now.
+		after = conflictRetry
+	}
 	if r.Options.onRequeue != nil {
 		r.Options.onRequeue(key, after)
 	}

@@ -64,6 +64,9 @@ type scope struct {
 	// finalizerAdded is true when this pass added Steward's finalizer:
 	// the Application may have been deleted as it was (see application_controller_vanished.go).
 	finalizerAdded bool
+	// postRecorded is true when PostDispatch traits recorded objects in
+	// this pass: the next pass, at once, applies them.
+	postRecorded bool
 	// statusWritten is true once the pass wrote its status: a deletion
 	// writes it before it removes the finalizer, not at the pass's end.
 	statusWritten bool

@@ -19,10 +19,12 @@
 //	advanceWorkflow  workflow     the run of a workflow with gates: the steps this pass reaches
 //	keepState        statekeep    every recorded object applied, drift repaired (dependson: order)
 //	evaluateHealth   health       each component's health policy over the live objects
+//	dispatchPostTraits postdispatch PostDispatch traits over the live, healthy workload, recorded
 //	finishWorkflow   workflow     which steps succeeded, after health
 //	collectGarbage   gc           objects only older versions record deleted (delete: one object)
 //
 // Other concerns, one file each: finalize (deleting an Application),
+// runstatus (status.workflow of a version delivered in one pass),
 // status (every condition, as pure functions), events, inputs (values
 // passed between workflow steps), identity (acting as a ServiceAccount),
 // clusters (per-cluster work in parallel), vanished (an Application

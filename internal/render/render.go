@@ -131,6 +131,14 @@ type componentState struct {
 
 func (r *Renderer) renderComponent(app *v1beta1.Application, ac *v1beta1.ApplicationComponent,
 	defs Definitions, base map[string]any, actx AppContext, u *Usage) (*Component, error) {
+	return r.renderComponentWith(app, ac, defs, base, actx, u, nil)
+}
+
+// renderComponentWith renders a component; with live set, the traits of
+// stage PostDispatch see live as context.output (the workload as it is in
+// the cluster, status included) instead of the rendered workload.
+func (r *Renderer) renderComponentWith(app *v1beta1.Application, ac *v1beta1.ApplicationComponent,
+	defs Definitions, base map[string]any, actx AppContext, u *Usage, live map[string]any) (*Component, error) {
 	named := func(e *Error, trait string) *Error {
 		e.Component, e.Trait = ac.Name, trait
 		if e.Definition == "" {
@@ -156,17 +164,30 @@ func (r *Renderer) renderComponent(app *v1beta1.Application, ac *v1beta1.Applica
 		st.add("", o)
 	}
 
+	swapped := false
 	for _, t := range sortTraits(ac.Traits, defs) {
 		tdef := defs.Traits[t.Type]
 		if tdef == nil {
 			return nil, named(&Error{Reason: v1beta1.ReasonDefinitionNotFound,
 				Err: fmt.Errorf("trait type %q has no TraitDefinition", t.Type)}, t.Type)
 		}
+		if tdef.Spec.Stage == v1beta1.TraitStagePostDispatch {
+			if actx.DeferPostDispatch && live == nil {
+				continue
+			}
+			if live != nil && !swapped {
+				st.workload, swapped = live, true
+			}
+		}
 		if err := r.applyTrait(st, tdef, t, ctx, u); err != nil {
 			return nil, named(err, t.Type)
 		}
 	}
 
+	if swapped {
+		// The live workload is not the component's to apply again.
+		st.workload = nil
+	}
 	out := &Component{Name: ac.Name, Type: ac.Type, DependsOn: slices.Clone(ac.DependsOn)}
 	meta := objectMeta{app: app, component: ac.Name, revision: actx.AppRevision}
 	if st.workload != nil {
@@ -268,4 +289,59 @@ func sortTraits(traits []v1beta1.ApplicationTrait, defs Definitions) []v1beta1.A
 	out := slices.Clone(traits)
 	slices.SortStableFunc(out, func(a, b v1beta1.ApplicationTrait) int { return rank(a) - rank(b) })
 	return out
+}
+
+// RenderPostDispatch renders the traits of stage PostDispatch of one
+// component, as KubeVela does once the component is dispatched and
+// healthy: the component and its other traits are rendered as usual, then
+// the PostDispatch traits see live (the workload read from the cluster)
+// as context.output. It returns the objects those traits render; their
+// patches to the workload are not applied (the workload is dispatched
+// already), as in KubeVela. namespace is the workload's: the traits'
+// context.namespace and the default namespace of what they render.
+func (r *Renderer) RenderPostDispatch(app *v1beta1.Application, component, namespace string, defs Definitions, actx AppContext,
+	live *unstructured.Unstructured) ([]Auxiliary, error) {
+	var ac *v1beta1.ApplicationComponent
+	for i := range app.Spec.Components {
+		if app.Spec.Components[i].Name == component {
+			ac = &app.Spec.Components[i]
+		}
+	}
+	if ac == nil {
+		return nil, &Error{Component: component, Reason: v1beta1.ReasonRenderFailed, Err: fmt.Errorf("no component %q", component)}
+	}
+	placed := app
+	if namespace != "" && namespace != app.Namespace {
+		placed = app.DeepCopy()
+		placed.Namespace = namespace
+	}
+	wl := live.DeepCopy().Object
+	if md, ok := wl["metadata"].(map[string]any); ok {
+		delete(md, "managedFields")
+	}
+	u := &Usage{}
+	u.start(r.limits)
+	comp, err := r.renderComponentWith(placed, ac, defs, appContext(placed, actx), actx, u, wl)
+	if err != nil {
+		return nil, err
+	}
+	post := map[string]bool{}
+	for _, t := range ac.Traits {
+		if d := defs.Traits[t.Type]; d != nil && d.Spec.Stage == v1beta1.TraitStagePostDispatch {
+			post[t.Type] = true
+		}
+	}
+	var out []Auxiliary
+	for _, a := range comp.Auxiliaries {
+		if !post[a.Trait] {
+			continue
+		}
+		if placed != app {
+			labels := a.Object.GetLabels()
+			labels[v1beta1.LabelAppNamespace] = app.Namespace
+			a.Object.SetLabels(labels)
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }

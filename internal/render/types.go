@@ -29,6 +29,12 @@ type AppContext struct {
 	AppRevisionNum int64
 	PublishVersion string
 	ClusterVersion ClusterVersion
+	// DeferPostDispatch leaves traits of stage PostDispatch out of the
+	// render: the controller renders them once the workload is dispatched
+	// and healthy, with the live workload as context.output
+	// (RenderPostDispatch). Offline renders (steward render, diff) keep
+	// them, over the rendered workload, as KubeVela's dry-run does.
+	DeferPostDispatch bool
 }
 
 // Result is everything an Application renders to.
