@@ -45,8 +45,9 @@
 //     type, or AuxiliaryWorkload for the component's own outputs), which
 //     is how a recorded manifest maps back to context.outputs.<name>.
 //   - health.go and status.go evaluate spec.status as KubeVela does:
-//     healthPolicy's isHealth, customStatus's message and status.details'
-//     fields, each compiled once and cached beside the template (parts of
+//     status.details' fields, then healthPolicy's isHealth, then
+//     customStatus's message, each seeing in context.status what the ones
+//     before found, each compiled once and cached beside the template (parts of
 //     the same cache key), with context.output and context.outputs holding
 //     the live objects and parameter the properties with the template's
 //     defaults. No healthPolicy means healthy; an object the caller could
