@@ -25,6 +25,10 @@
 //
 // Implementation notes:
 //
+//   - A definition's template is spec.schematic.cue.template, else the
+//     legacy spec.extension.template, as KubeVela reads it (definition.go:
+//     ComponentTemplate, TraitTemplate, used by render, health and the
+//     definition controller alike).
 //   - A definition part (template or status field) goes to the evaluator
 //     as a cueeval.Source keyed by kind, namespace, name and part, with a
 //     version of UID, resourceVersion and template hash: the evaluator
