@@ -23,9 +23,11 @@ import (
 // and upgradeSyntax guesses the same way (see listNames): an operand is a
 // list when it is a list literal, a call of the "list" package, or a name
 // (`ports`, or `parameter.ports`) declared somewhere in the file with such
-// a value. Arithmetic on anything else is left alone, so numbers and
-// strings add as before. It reports whether it changed f; the identifiers
-// of a changed file are resolved again.
+// a value. It also takes for list arithmetic what CUE would reject anyway
+// (addChain, repeatOperands): a + chain holding a list literal, a list
+// literal times any count but a string. Arithmetic on anything else is
+// left alone, so numbers and strings add as before. It reports whether it
+// changed f; the identifiers of a changed file are resolved again.
 func upgradeSyntax(f *ast.File) bool {
 	changed := upgradeListArithmetic(f)
 	if upgradeErrorLabels(f) {
