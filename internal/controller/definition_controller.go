@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -47,13 +48,23 @@ func (r *DefinitionReconciler[T]) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	original := def.DeepCopyObject().(client.Object)
-	template, status := definitionParts(def)
+	parts := definitionParts(def)
+	status := parts.status
 	before := status.DeepCopy()
 	cond := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
 		Message: "template compiles", ObservedGeneration: def.GetGeneration(), LastTransitionTime: metav1.NewTime(time.Now())}
-	if template == "" {
+	switch {
+	case parts.template.Text == "":
 		cond.Message = "no CUE template"
-	} else if err := r.Renderer.CheckTemplate(r.Kind, def.GetNamespace(), def.GetName(), template); err != nil {
+	case parts.template.Field == render.FieldExtensionTemplate:
+		cond.Message = "template (" + render.FieldExtensionTemplate + ") compiles"
+	}
+	if len(parts.ignored) > 0 {
+		// KubeVela v1.0 moved them to spec.status and reads them nowhere else.
+		cond.Message += fmt.Sprintf("; spec.extension.%s ignored, as in KubeVela: health is read from spec.status",
+			strings.Join(parts.ignored, " and spec.extension."))
+	}
+	if err := r.check(def, parts); err != nil {
 		if errors.Is(err, cueeval.ErrUnavailable) {
 			// Stopping, or no evaluator could start: nothing is known.
 			return ctrl.Result{}, err
@@ -75,23 +86,38 @@ func (r *DefinitionReconciler[T]) Reconcile(ctx context.Context, req ctrl.Reques
 	return ctrl.Result{}, nil
 }
 
-func definitionParts(obj client.Object) (string, *v1beta1.DefinitionStatus) {
-	switch d := obj.(type) {
-	case *v1beta1.ComponentDefinition:
-		return cueTemplate(d.Spec.Schematic), &d.Status
-	case *v1beta1.TraitDefinition:
-		return cueTemplate(d.Spec.Schematic), &d.Status
-	case *v1beta1.PolicyDefinition:
-		return cueTemplate(d.Spec.Schematic), &d.Status
+// check reads and compiles a definition's template.
+func (r *DefinitionReconciler[T]) check(def client.Object, parts definitionPieces) error {
+	if parts.err != nil || parts.template.Text == "" {
+		return parts.err
 	}
-	return "", &v1beta1.DefinitionStatus{}
+	return r.Renderer.CheckTemplate(r.Kind, def.GetNamespace(), def.GetName(), parts.template.Text)
 }
 
-func cueTemplate(s *v1beta1.Schematic) string {
-	if s == nil || s.CUE == nil {
-		return ""
+// definitionPieces is what the definition controller checks of a
+// definition: its template, where render reads it, and its status.
+type definitionPieces struct {
+	template render.Template
+	// err says the template cannot be read (spec.extension is not an
+	// object).
+	err error
+	// ignored are the spec.extension fields KubeVela no longer reads.
+	ignored []string
+	status  *v1beta1.DefinitionStatus
+}
+
+func definitionParts(obj client.Object) definitionPieces {
+	switch d := obj.(type) {
+	case *v1beta1.ComponentDefinition:
+		t, err := render.ComponentTemplate(d)
+		return definitionPieces{template: t, err: err, ignored: render.IgnoredExtensionFields(d.Spec.Extension), status: &d.Status}
+	case *v1beta1.TraitDefinition:
+		t, err := render.TraitTemplate(d)
+		return definitionPieces{template: t, err: err, ignored: render.IgnoredExtensionFields(d.Spec.Extension), status: &d.Status}
+	case *v1beta1.PolicyDefinition:
+		return definitionPieces{template: render.PolicyTemplate(d), status: &d.Status}
 	}
-	return s.CUE.Template
+	return definitionPieces{status: &v1beta1.DefinitionStatus{}}
 }
 
 func setupDefinitionReconcilers(mgr ctrl.Manager, renderer *render.Renderer) error {

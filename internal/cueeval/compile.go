@@ -117,6 +117,7 @@ func compileSource(src string, validate bool) *compiled {
 		c.err = flattenCUE(err, "", true)
 		return c
 	}
+	upgradeSyntax(f)
 	guardComprehensions(f)
 	v := ctx.BuildFile(f)
 	c.value = v

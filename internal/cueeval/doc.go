@@ -33,6 +33,13 @@
 //     when the Version the caller gives (UID, resourceVersion, hash of the
 //     text) changes. A compiled source has a mutex: CUE values are not
 //     safe for concurrent evaluation.
+//   - Before compiling, CUE written for KubeVela's older evaluator is
+//     rewritten as KubeVela v1.11 rewrites it (upgrade.go): list addition
+//     and multiplication become list.Concat and list.Repeat, and an
+//     `error` label that hides the error builtin is quoted.
+//   - Status parts are evaluated in KubeVela's order, details, then
+//     healthPolicy, then customStatus, each seeing in context.status what
+//     the ones before found (status.go).
 //   - Data is compiled with BuildExpr, which the CUE runtime does not
 //     index, so a long-lived compiled template does not grow with the
 //     evaluations it serves.

@@ -25,6 +25,10 @@
 //
 // Implementation notes:
 //
+//   - A definition's template is spec.schematic.cue.template, else the
+//     legacy spec.extension.template, as KubeVela reads it (definition.go:
+//     ComponentTemplate, TraitTemplate, used by render, health and the
+//     definition controller alike).
 //   - A definition part (template or status field) goes to the evaluator
 //     as a cueeval.Source keyed by kind, namespace, name and part, with a
 //     version of UID, resourceVersion and template hash: the evaluator
@@ -45,8 +49,9 @@
 //     type, or AuxiliaryWorkload for the component's own outputs), which
 //     is how a recorded manifest maps back to context.outputs.<name>.
 //   - health.go and status.go evaluate spec.status as KubeVela does:
-//     healthPolicy's isHealth, customStatus's message and status.details'
-//     fields, each compiled once and cached beside the template (parts of
+//     status.details' fields, then healthPolicy's isHealth, then
+//     customStatus's message, each seeing in context.status what the ones
+//     before found, each compiled once and cached beside the template (parts of
 //     the same cache key), with context.output and context.outputs holding
 //     the live objects and parameter the properties with the template's
 //     defaults. No healthPolicy means healthy; an object the caller could

@@ -28,16 +28,20 @@ type evaluation struct {
 
 // evaluateDefinition decodes properties and evaluates a definition's CUE
 // template with them and the context.
-func (r *Renderer) evaluateDefinition(kind string, meta *metav1.ObjectMeta, schematic *v1beta1.Schematic,
+func (r *Renderer) evaluateDefinition(kind string, meta *metav1.ObjectMeta, tmpl Template, tmplErr error,
 	props *runtime.RawExtension, ctx map[string]any, u *Usage) (*evaluation, *Error) {
-	if schematic == nil || schematic.CUE == nil {
-		return nil, renderErr("", fmt.Errorf("%s %q has no CUE template; only CUE schematics are supported", kind, meta.Name))
+	if tmplErr != nil {
+		return nil, renderErr("", fmt.Errorf("%s %q: %w", kind, meta.Name, tmplErr))
+	}
+	if tmpl.Field == "" {
+		return nil, renderErr("", fmt.Errorf("%s %q has no CUE template (%s or %s); only CUE templates are supported",
+			kind, meta.Name, FieldSchematicTemplate, FieldExtensionTemplate))
 	}
 	params, err := decodeProperties(props)
 	if err != nil {
 		return nil, &Error{Reason: v1beta1.ReasonInvalidProperties, Err: err}
 	}
-	in, err := templateInput(r.source(kind, cueeval.PartTemplate, meta, schematic.CUE.Template), params, ctx)
+	in, err := templateInput(r.source(kind, cueeval.PartTemplate, meta, tmpl.Text), params, ctx)
 	if err != nil {
 		return nil, renderErr("context", err)
 	}

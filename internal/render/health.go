@@ -66,9 +66,9 @@ func (r *Renderer) ComponentHealth(def *v1beta1.ComponentDefinition, comp v1beta
 		return Health{Message: err.Error()}, fmt.Errorf("component %q: %w", comp.Name, err)
 	}
 	ins := inspection{params: params}
-	if tmpl := templateOf(def.Spec.Schematic); tmpl != "" && (output == nil || readsParameter(def.Spec.Status)) {
+	if tmpl, _ := ComponentTemplate(def); tmpl.Text != "" && (output == nil || readsParameter(def.Spec.Status)) {
 		var rerr *Error
-		if ins, rerr = r.inspect(KindComponent, &def.ObjectMeta, tmpl, params, ctx); rerr != nil {
+		if ins, rerr = r.inspect(KindComponent, &def.ObjectMeta, tmpl.Text, params, ctx); rerr != nil {
 			return Health{Message: rerr.Error(), Reason: budgetReason(rerr)}, fmt.Errorf("component %q: %w", comp.Name, rerr)
 		}
 	}
@@ -114,8 +114,8 @@ func (r *Renderer) TraitHealth(def *v1beta1.TraitDefinition, trait v1beta1.Appli
 		return Health{Message: err.Error()}, fmt.Errorf("component %q trait %q: %w", comp.Name, trait.Type, err)
 	}
 	var params any = props
-	if tmpl := templateOf(def.Spec.Schematic); tmpl != "" && readsParameter(def.Spec.Status) {
-		ins, rerr := r.inspect(KindTrait, &def.ObjectMeta, tmpl, props, ctx)
+	if tmpl, _ := TraitTemplate(def); tmpl.Text != "" && readsParameter(def.Spec.Status) {
+		ins, rerr := r.inspect(KindTrait, &def.ObjectMeta, tmpl.Text, props, ctx)
 		if rerr != nil {
 			return Health{Message: rerr.Error(), Reason: budgetReason(rerr)}, fmt.Errorf("component %q trait %q: %w", comp.Name, trait.Type, rerr)
 		}
@@ -211,13 +211,6 @@ func liveContext(ctx map[string]any, output *unstructured.Unstructured, outputs 
 		out["outputs"] = live
 	}
 	return out
-}
-
-func templateOf(s *v1beta1.Schematic) string {
-	if s == nil || s.CUE == nil {
-		return ""
-	}
-	return s.CUE.Template
 }
 
 // inspection is what a definition's template says about one use of it,

@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -466,5 +467,33 @@ outputs: service: {apiVersion: "v1", kind: "Service", spec: ports: [{port: 80}]}
 	}
 	if want := map[string]string{"config": "", "service": "svc"}; toJSON(t, got) != toJSON(t, want) {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+// TestComponentHealth_StatusPartsSeeContextStatus: details' fields reach
+// healthPolicy and customStatus as context.status.details, and
+// healthPolicy's result reaches customStatus as context.status.healthy.
+func TestComponentHealth_StatusPartsSeeContextStatus(t *testing.T) {
+	def := componentDef("deploy", deployTemplate)
+	def.Spec.Status = &v1beta1.Status{
+		Details:      "ready: context.output.status.readyReplicas\n$want: parameter.replicas\n",
+		HealthPolicy: "isHealth: context.status.details.ready >= context.status.details.$want\n",
+		CustomStatus: `message: "\(context.status.details.ready)/\(context.status.details.$want), healthy: \(context.status.healthy)"`,
+	}
+	r := render.NewRenderer()
+	a := app(t, map[string]any{"image": "nginx", "replicas": 3})
+	live := func(ready int64) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": "web"}, "status": map[string]any{"readyReplicas": ready}}}
+	}
+	for _, tt := range []struct {
+		ready   int64
+		healthy bool
+		message string
+	}{{1, false, "1/3, healthy: false"}, {3, true, "3/3, healthy: true"}} {
+		h, err := r.ComponentHealth(def, a.Spec.Components[0], healthCtx, a, live(tt.ready), nil)
+		if err != nil || h.Healthy != tt.healthy || h.Message != tt.message || !reflect.DeepEqual(h.Details, map[string]string{"ready": toJSON(t, tt.ready)}) {
+			t.Errorf("ready %d: %+v, %v", tt.ready, h, err)
+		}
 	}
 }

@@ -155,7 +155,8 @@ func (r *Renderer) renderComponentWith(app *v1beta1.Application, ac *v1beta1.App
 			Err: fmt.Errorf("component type %q has no ComponentDefinition", ac.Type)}, "")
 	}
 	ctx := componentContext(base, ac.Name, actx.AppRevisionNum)
-	ev, rerr := r.evaluateDefinition(KindComponent, &def.ObjectMeta, def.Spec.Schematic, ac.Properties, ctx, u)
+	tmpl, terr := ComponentTemplate(def)
+	ev, rerr := r.evaluateDefinition(KindComponent, &def.ObjectMeta, tmpl, terr, ac.Properties, ctx, u)
 	if rerr != nil {
 		return nil, named(rerr, "")
 	}
@@ -213,7 +214,8 @@ func (r *Renderer) renderComponentWith(app *v1beta1.Application, ac *v1beta1.App
 // change auxiliaries by name.
 func (r *Renderer) applyTrait(st *componentState, def *v1beta1.TraitDefinition, t v1beta1.ApplicationTrait, compCtx map[string]any, u *Usage) *Error {
 	ctx := st.context(compCtx)
-	ev, rerr := r.evaluateDefinition(KindTrait, &def.ObjectMeta, def.Spec.Schematic, t.Properties, ctx, u)
+	tmpl, terr := TraitTemplate(def)
+	ev, rerr := r.evaluateDefinition(KindTrait, &def.ObjectMeta, tmpl, terr, t.Properties, ctx, u)
 	if rerr != nil {
 		return rerr
 	}

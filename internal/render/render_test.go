@@ -241,3 +241,13 @@ parameter: replicas: int
 		t.Fatal("a conflict was accepted")
 	}
 }
+
+// TestCheckTemplate_AcceptsListArithmetic: a template adding lists, as
+// written for KubeVela before CUE v0.11, compiles.
+func TestCheckTemplate_AcceptsListArithmetic(t *testing.T) {
+	r := render.NewRenderer()
+	src := "parameter: env: [...{name: string, value: string}]\noutput: spec: env: [{name: \"A\", value: \"1\"}] + parameter.env\n"
+	if err := r.CheckTemplate(render.KindComponent, "vela-system", "lists", src); err != nil {
+		t.Fatalf("rejected: %v", err)
+	}
+}
