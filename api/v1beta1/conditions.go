@@ -235,6 +235,10 @@ const (
 	EventGarbageCollected = "GarbageCollected"
 	// EventReady: the Application became Ready.
 	EventReady = "Ready"
+	// EventUnsupportedFeature: the Application uses a KubeVela feature
+	// Steward does not carry and that changes nothing of what is
+	// delivered (app.oam.dev/autoUpdate, component scopes); said once.
+	EventUnsupportedFeature = "UnsupportedFeature"
 	// EventInvalidReconcileInterval: the app.oam.dev/reconcile-interval
 	// annotation was ignored; the note says why.
 	EventInvalidReconcileInterval = "InvalidReconcileInterval"

@@ -79,6 +79,9 @@ func (r *ApplicationReconciler) emitEvents(s *scope, before *v1beta1.Application
 	if len(s.gc.deleted) > 0 {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, v1beta1.EventGarbageCollected, "Delete", "deleted %s", describeChanges(s.gc.deleted))
 	}
+	if w := unsupportedFeatures(app); w != "" && r.warned.firstTime(app.Namespace+"/"+app.Name+"#features", w) {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, v1beta1.EventUnsupportedFeature, "Reconcile", "%s", w)
+	}
 	if s.intervalWarning != "" && r.warned.firstTime(app.Namespace+"/"+app.Name, s.intervalWarning) {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, v1beta1.EventInvalidReconcileInterval, "Reconcile", "%s", s.intervalWarning)
 	}
@@ -137,4 +140,23 @@ func (r *ApplicationReconciler) emitDeletionEvents(s *scope) {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, v1beta1.ReasonDeleteFailed, "Delete",
 			"gave up after %s on objects in unreachable clusters, left behind: %s", r.Options.DeletionTimeout, describeFailures(s.gc.failures, 10))
 	}
+}
+
+// unsupportedFeatures names the KubeVela features an Application uses
+// that Steward does not carry and that change nothing it delivers, so
+// that none is ignored silently; "" when there are none. Features that
+// would change what is delivered are refused instead (see
+// docs/compatibility.md).
+func unsupportedFeatures(app *v1beta1.Application) string {
+	var out []string
+	if _, ok := app.Annotations["app.oam.dev/autoUpdate"]; ok {
+		out = append(out, "annotation app.oam.dev/autoUpdate is not supported: Steward keeps no DefinitionRevisions, and renders again with changed definitions only when the Application's spec changes")
+	}
+	for _, c := range app.Spec.Components {
+		if len(c.Scopes) > 0 {
+			out = append(out, fmt.Sprintf("component %q: scopes are ignored (KubeVela's health scopes are not carried; health comes from each definition's health policy)", c.Name))
+			break
+		}
+	}
+	return strings.Join(out, "; ")
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -152,7 +153,7 @@ func (r *Renderer) renderComponentWith(app *v1beta1.Application, ac *v1beta1.App
 	def := defs.Components[ac.Type]
 	if def == nil {
 		return nil, named(&Error{Reason: v1beta1.ReasonDefinitionNotFound,
-			Err: fmt.Errorf("component type %q has no ComponentDefinition", ac.Type)}, "")
+			Err: fmt.Errorf("component type %q has no ComponentDefinition%s", ac.Type, pinned(ac.Type))}, "")
 	}
 	ctx := componentContext(base, ac.Name, actx.AppRevisionNum)
 	tmpl, terr := ComponentTemplate(def)
@@ -170,7 +171,7 @@ func (r *Renderer) renderComponentWith(app *v1beta1.Application, ac *v1beta1.App
 		tdef := defs.Traits[t.Type]
 		if tdef == nil {
 			return nil, named(&Error{Reason: v1beta1.ReasonDefinitionNotFound,
-				Err: fmt.Errorf("trait type %q has no TraitDefinition", t.Type)}, t.Type)
+				Err: fmt.Errorf("trait type %q has no TraitDefinition%s", t.Type, pinned(t.Type))}, t.Type)
 		}
 		if tdef.Spec.Stage == v1beta1.TraitStagePostDispatch {
 			if actx.DeferPostDispatch && live == nil {
@@ -346,4 +347,15 @@ func (r *Renderer) RenderPostDispatch(app *v1beta1.Application, component, names
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// pinned explains a type pinned to a definition revision (webservice@v2),
+// which Steward does not keep: it is refused rather than rendered with
+// the current definition.
+func pinned(typ string) string {
+	name, rev, ok := strings.Cut(typ, "@")
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" (%q pins revision %q of definition %q: Steward keeps no DefinitionRevisions, so it cannot render a pinned revision; remove \"@%s\" to use the current definition)", typ, rev, name, rev)
 }

@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/steward-oam/steward/api/v1beta1"
@@ -249,5 +250,18 @@ func TestCheckTemplate_AcceptsListArithmetic(t *testing.T) {
 	src := "parameter: env: [...{name: string, value: string}]\noutput: spec: env: [{name: \"A\", value: \"1\"}] + parameter.env\n"
 	if err := r.CheckTemplate(render.KindComponent, "vela-system", "lists", src); err != nil {
 		t.Fatalf("rejected: %v", err)
+	}
+}
+
+// A type pinned to a definition revision (KubeVela's type@v2) is refused
+// with the reason, never rendered with the current definition.
+func TestRender_APinnedDefinitionRevisionIsRefused(t *testing.T) {
+	app := &v1beta1.Application{}
+	app.Name, app.Namespace = "web", "default"
+	app.Spec.Components = []v1beta1.ApplicationComponent{{Name: "web", Type: "webservice@v2"}}
+	_, err := budgetedRenderer(t).Render(app, render.Definitions{}, render.AppContext{})
+	var re *render.Error
+	if !errors.As(err, &re) || re.Reason != v1beta1.ReasonDefinitionNotFound || !strings.Contains(err.Error(), "keeps no DefinitionRevisions") {
+		t.Fatalf("render of webservice@v2: %v", err)
 	}
 }
