@@ -49,6 +49,7 @@ type ApplicationReconciler struct {
 	warned      warnedIntervals
 	unhealthy   unhealthyStreaks
 	health      healthCache
+	postDigests postDigests
 	clusterList cluster.ListCache
 	adopted     adoptedApps
 	// hooks interrupt a pass in tests; nil in production.
@@ -190,6 +191,7 @@ func (r *ApplicationReconciler) endPass(ctx context.Context, s *scope, result *c
 func (r *ApplicationReconciler) forget(app types.NamespacedName) {
 	r.unhealthy.forget(app)
 	r.health.forget(app)
+	r.postDigests.forget(app)
 	r.Watch.Forget(app)
 }
 

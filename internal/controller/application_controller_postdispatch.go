@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"sync"
 
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cueeval"
@@ -20,19 +23,51 @@ import (
 
 // annotationPostDispatch records, on a versioned tracker, which
 // placements of a component (its health key) have had their PostDispatch
-// traits rendered, and from what: a digest of the traits, their
-// definitions and the live workload's resourceVersion, and the error when
-// they could not render. A placement not in it is pending.
+// traits rendered, with the error when they could not render. A placement
+// not in it is pending.
 const annotationPostDispatch = "app.oam.dev/post-dispatch"
 
 // pendingTraitMessage is KubeVela's message for a PostDispatch trait
 // waiting for its component.
 const pendingTraitMessage = "\u23f3 Waiting for component to be healthy"
 
-// postRender is how one placement's PostDispatch traits last rendered.
+// postRender is how one placement's PostDispatch traits last rendered:
+// the error when they could not.
 type postRender struct {
-	Digest string `json:"d"`
-	Err    string `json:"e,omitempty"`
+	Err string `json:"e,omitempty"`
+}
+
+// postDigests remembers, per Application and placement, what its
+// PostDispatch traits last rendered from (postDigest), so that a steady
+// state evaluates nothing and writes no tracker. It is memory only: after
+// a restart each placement renders once again.
+type postDigests struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]map[string]string
+}
+
+func (p *postDigests) get(app types.NamespacedName, key string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.m[app][key]
+}
+
+func (p *postDigests) put(app types.NamespacedName, key, digest string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[types.NamespacedName]map[string]string{}
+	}
+	if p.m[app] == nil {
+		p.m[app] = map[string]string{}
+	}
+	p.m[app][key] = digest
+}
+
+func (p *postDigests) forget(app types.NamespacedName) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.m, app)
 }
 
 func postRenders(rt *v1beta1.ResourceTracker) map[string]postRender {
@@ -108,6 +143,8 @@ func (r *ApplicationReconciler) dispatchPostTraits(ctx context.Context, s *scope
 		unread[u.key] = u.resourceVersion
 	}
 	renders := postRenders(s.current)
+	appKey := client.ObjectKeyFromObject(s.app)
+	digests := map[string]string{}
 	var objs []delivery.Object
 	var placements []postPlacement
 	for _, comp := range s.app.Spec.Components {
@@ -129,8 +166,8 @@ func (r *ApplicationReconciler) dispatchPostTraits(ctx context.Context, s *scope
 			if live := s.keep.live[wkey]; live != nil {
 				rv = live.GetResourceVersion()
 			}
-			digest := postDigest(comp, defs, post, rv)
-			if renders[key].Digest == digest {
+			digest := postDigest(comp, defs, post, rv) + "/" + s.current.Name
+			if r.postDigests.get(appKey, key) == digest {
 				continue
 			}
 			if s.keep.live[wkey] == nil {
@@ -146,7 +183,8 @@ func (r *ApplicationReconciler) dispatchPostTraits(ctx context.Context, s *scope
 			if errors.Is(err, cueeval.ErrUnavailable) {
 				return err
 			}
-			pr := postRender{Digest: digest}
+			pr := postRender{}
+			digests[key] = digest
 			if err != nil {
 				pr.Err = err.Error()
 				ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Skip: PostDispatch traits do not render yet", "component", comp.Name, "cluster", g.cluster, "error", pr.Err)
@@ -161,7 +199,13 @@ func (r *ApplicationReconciler) dispatchPostTraits(ctx context.Context, s *scope
 	if len(placements) == 0 {
 		return nil
 	}
-	return r.recordPostTraits(ctx, s, objs, placements, renders)
+	if err := r.recordPostTraits(ctx, s, objs, placements, renders); err != nil || s.recordErr != nil {
+		return err
+	}
+	for k, d := range digests {
+		r.postDigests.put(appKey, k, d)
+	}
+	return nil
 }
 
 // postPlacement is one placement whose PostDispatch traits rendered anew.
@@ -219,9 +263,14 @@ func (r *ApplicationReconciler) recordPostTraits(ctx context.Context, s *scope, 
 		return nil
 	}
 	raw, _ := json.Marshal(renders)
+	rv := s.current.ResourceVersion
 	if err := r.Trackers.SaveMarked(ctx, s.current, entries, 0, map[string]string{annotationPostDispatch: string(raw)}); err != nil {
 		s.recordErr = err
 		s.setRetry(err)
+		return nil
+	}
+	if s.current.ResourceVersion == rv {
+		// Rendered the same objects again: nothing to apply.
 		return nil
 	}
 	for _, p := range placements {

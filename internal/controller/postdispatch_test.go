@@ -108,13 +108,16 @@ spec:
 			if !recorded {
 				t.Fatalf("the trait's ConfigMap is not recorded in %s", rt.Name)
 			}
-			for _, svc := range app.Status.Services {
-				for _, tr := range svc.Traits {
-					if tr.Type == "status-copy" && (tr.Pending || !tr.Healthy) {
-						t.Fatalf("trait status %+v once rendered", tr)
+			eventually(t, 30*time.Second, "the trait reported rendered and healthy", func() error {
+				for _, svc := range getApp(t, ns, "web").Status.Services {
+					for _, tr := range svc.Traits {
+						if tr.Type == "status-copy" && (tr.Pending || !tr.Healthy) {
+							return fmt.Errorf("trait status %+v once rendered", tr)
+						}
 					}
 				}
-			}
+				return nil
+			})
 
 			// The live status moves: the trait follows it.
 			eventually(t, 20*time.Second, "status moved", func() error {
