@@ -183,6 +183,12 @@ const (
 	// else stays until Steward has re-created it, so that nothing it lists
 	// is orphaned.
 	FinalizerTrackerProtection = "app.oam.dev/tracker-protection"
+	// FinalizerKubeVelaTracker is the finalizer KubeVela puts on the
+	// ResourceTrackers it writes. Steward takes KubeVela's trackers over
+	// when it takes over their Application (docs/migration.md): it
+	// replaces this finalizer with its own, and removes it from any
+	// tracker it deletes, since no KubeVela runs to remove it.
+	FinalizerKubeVelaTracker = "resourcetracker.core.oam.dev/finalizer"
 )
 
 // The rescue copy of a tracker being re-created (see tracker.Recreate):
@@ -249,6 +255,11 @@ const (
 	// EventResourceTrackerRecreated: trackers someone deleted by hand were
 	// re-created with what they listed.
 	EventResourceTrackerRecreated = "ResourceTrackerRecreated"
+	// EventTakenOverFromKubeVela: what KubeVela left of an Application it
+	// delivered (its resource trackers, its finalizers on them, its
+	// workflow context ConfigMap, its conditions) was taken over or
+	// removed; the note names each.
+	EventTakenOverFromKubeVela = "TakenOverFromKubeVela"
 )
 
 // Condition is one condition of an Application. Its fields are those of

@@ -67,6 +67,10 @@ func (r *ApplicationReconciler) emitEvents(s *scope, before *v1beta1.Application
 	if s.rolledBack && s.current != nil {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, v1beta1.EventRolledBack, "Rollback", "rolled back to %s: its recorded manifests are applied again", liveRevision(app, s.current).Name)
 	}
+	if len(s.takenOver) > 0 {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, v1beta1.EventTakenOverFromKubeVela, "Reconcile",
+			"took over from KubeVela: %s", strings.Join(s.takenOver, "; "))
+	}
 	if len(s.recreated) > 0 {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, v1beta1.EventResourceTrackerRecreated, "Reconcile",
 			"re-created resource trackers deleted by hand, with what they listed: %s", strings.Join(s.recreated, ", "))

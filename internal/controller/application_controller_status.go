@@ -28,6 +28,9 @@ func computeStatus(s *scope, now time.Time) {
 	st := &s.app.Status
 	st.ObservedGeneration = s.app.Generation
 	gen := s.app.Generation
+	// KubeVela's own condition types are left from before Steward took
+	// the Application over: nothing would update them again.
+	s.droppedConditions = dropKubeVelaConditions(&st.Conditions)
 	set := func(c v1beta1.Condition) {
 		c.ObservedGeneration = gen
 		c.LastTransitionTime = metav1.NewTime(now)
