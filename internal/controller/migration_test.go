@@ -173,9 +173,12 @@ spec: {selector: {app: web}, ports: [{port: 80, targetPort: 80}]}
 	if err := testClient.Delete(ctx, outdated); err != nil {
 		t.Fatal(err)
 	}
+	// KubeVela names the hub "local" in the entries of objects a topology
+	// policy placed there.
+	service := kubevelaEntry(t, live["Service/web"], "web", "test-service")
+	service.Cluster = v1beta1.ClusterLocal
 	kubevelaTracker(t, app, "web-v2-"+ns, v1beta1.ResourceTrackerTypeVersioned, 2,
-		kubevelaEntry(t, live["Deployment/web"], "web", ""), kubevelaEntry(t, live["ConfigMap/web-config"], "web", ""),
-		kubevelaEntry(t, live["Service/web"], "web", "test-service"))
+		kubevelaEntry(t, live["Deployment/web"], "web", ""), kubevelaEntry(t, live["ConfigMap/web-config"], "web", ""), service)
 	kubevelaTracker(t, app, "web-"+ns, v1beta1.ResourceTrackerTypeRoot, 0, kubevelaEntry(t, live["ConfigMap/web-keep"], "web", ""))
 	kubevelaTracker(t, app, "web-comp-rev-"+ns, v1beta1.ResourceTrackerTypeComponentRevision, 0, v1beta1.ManagedResource{
 		ClusterObjectReference: v1beta1.ClusterObjectReference{APIVersion: "apps/v1", Kind: "ControllerRevision", Namespace: ns, Name: "web-v1"},
@@ -240,7 +243,21 @@ func TestMigration_SwitchingFromKubeVelaLeavesNothingBehind(t *testing.T) {
 	startManager(t, testCfg, testOptions())
 
 	kubevelas := []string{"web-v1-" + ns, "web-v2-" + ns, "web-" + ns, "web-comp-rev-" + ns}
+	unchanged := func() error {
+		for name, u := range live {
+			if name == "ConfigMap/web-extra" {
+				continue
+			}
+			if uid, err := uidOf(t, u); err != nil || uid != uids[name] {
+				return fmt.Errorf("%s was deleted or re-created: uid %s, was %s (%v)", name, uid, uids[name], err)
+			}
+		}
+		return nil
+	}
 	eventually(t, 30*time.Second, "KubeVela's leftovers taken over", func() error {
+		if err := unchanged(); err != nil {
+			return err
+		}
 		app := getApp(t, ns, "web")
 		ready := v1beta1.FindCondition(app.Status.Conditions, v1beta1.ConditionReady)
 		if ready == nil || ready.Status != metav1.ConditionTrue || ready.ObservedGeneration != 2 {
@@ -264,14 +281,8 @@ func TestMigration_SwitchingFromKubeVelaLeavesNothingBehind(t *testing.T) {
 		}
 		return nil
 	})
-	for name, u := range live {
-		if name == "ConfigMap/web-extra" {
-			continue
-		}
-		uid, err := uidOf(t, u)
-		if err != nil || uid != uids[name] {
-			t.Errorf("%s was deleted or re-created: uid %s, was %s (%v)", name, uid, uids[name], err)
-		}
+	if err := unchanged(); err != nil {
+		t.Error(err)
 	}
 	root := trackerNamed(t, ns, "web", tracker.Name("web", ns, tracker.Root()))
 	if root == nil {
