@@ -172,11 +172,12 @@ type ApplicationStatus struct {
 	// ObservedGeneration is the generation the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// Conditions: Ready plus Rendered, Dispatched and StateKept.
+	// Conditions: Ready plus Rendered, Dispatched, StateKept, Healthy and
+	// GarbageCollected.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	Conditions []Condition `json:"conditions,omitempty"`
 	// Phase is the coarse state of the Application.
 	// +optional
 	Phase ApplicationPhase `json:"status,omitempty"`

@@ -1,5 +1,7 @@
 package v1beta1
 
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 // Condition types on an Application. Ready summarises the others.
 const (
 	// ConditionReady is True when the current spec is rendered, dispatched,
@@ -181,6 +183,12 @@ const (
 	// else stays until Steward has re-created it, so that nothing it lists
 	// is orphaned.
 	FinalizerTrackerProtection = "app.oam.dev/tracker-protection"
+	// FinalizerKubeVelaTracker is the finalizer KubeVela puts on the
+	// ResourceTrackers it writes. Steward takes KubeVela's trackers over
+	// when it takes over their Application (docs/migration.md): it
+	// replaces this finalizer with its own, and removes it from any
+	// tracker it deletes, since no KubeVela runs to remove it.
+	FinalizerKubeVelaTracker = "resourcetracker.core.oam.dev/finalizer"
 )
 
 // The rescue copy of a tracker being re-created (see tracker.Recreate):
@@ -251,4 +259,94 @@ const (
 	// EventResourceTrackerRecreated: trackers someone deleted by hand were
 	// re-created with what they listed.
 	EventResourceTrackerRecreated = "ResourceTrackerRecreated"
+	// EventTakenOverFromKubeVela: what KubeVela left of an Application it
+	// delivered (its resource trackers, its finalizers on them, its
+	// workflow context ConfigMap, its conditions) was taken over or
+	// removed; the note names each.
+	EventTakenOverFromKubeVela = "TakenOverFromKubeVela"
 )
+
+// Condition is one condition of an Application. Its fields are those of
+// metav1.Condition, but only type and status are required: KubeVela's
+// conditions (crossplane's shape) carry no message when there is nothing
+// to say, nor an observedGeneration, and tools written for KubeVela write
+// them into an Application's status (to nudge a reconcile, say). The
+// conditions Steward sets always carry a reason, an observedGeneration and
+// a transition time.
+type Condition struct {
+	// Type of the condition, unique in the list.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=316
+	Type string `json:"type"`
+	// Status is True, False or Unknown.
+	// +kubebuilder:validation:Enum=True;False;Unknown
+	Status metav1.ConditionStatus `json:"status"`
+	// ObservedGeneration is the generation the condition was set for.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// LastTransitionTime is when the status last changed.
+	// +optional
+	// +nullable
+	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
+	// Reason is a CamelCase word for why the condition is what it is.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Message says what happened, for a human.
+	// +kubebuilder:validation:MaxLength=32768
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// FindCondition returns the condition of type t in conds, or nil.
+func FindCondition(conds []Condition, t string) *Condition {
+	for i := range conds {
+		if conds[i].Type == t {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+// IsConditionTrue reports whether the condition of type t is True.
+func IsConditionTrue(conds []Condition, t string) bool {
+	c := FindCondition(conds, t)
+	return c != nil && c.Status == metav1.ConditionTrue
+}
+
+// IsConditionFalse reports whether the condition of type t is False.
+func IsConditionFalse(conds []Condition, t string) bool {
+	c := FindCondition(conds, t)
+	return c != nil && c.Status == metav1.ConditionFalse
+}
+
+// SetCondition sets c in conds, replacing the condition of its type. The
+// transition time moves only when the status changes (a zero time in c
+// means now).
+func SetCondition(conds *[]Condition, c Condition) {
+	if c.LastTransitionTime.IsZero() {
+		c.LastTransitionTime = metav1.Now()
+	}
+	old := FindCondition(*conds, c.Type)
+	if old == nil {
+		*conds = append(*conds, c)
+		return
+	}
+	if old.Status == c.Status {
+		c.LastTransitionTime = old.LastTransitionTime
+	}
+	*old = c
+}
+
+// RemoveCondition drops the condition of type t from conds; it reports
+// whether there was one.
+func RemoveCondition(conds *[]Condition, t string) bool {
+	for i := range *conds {
+		if (*conds)[i].Type == t {
+			*conds = append((*conds)[:i], (*conds)[i+1:]...)
+			return true
+		}
+	}
+	return false
+}

@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -91,7 +90,7 @@ func CreateApplications(ctx context.Context, c client.Client, namespace string, 
 // IsReady reports whether a controller finished an Application: Steward's
 // Ready condition for the current generation, or KubeVela's running phase.
 func IsReady(app *v1beta1.Application) bool {
-	if c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionReady); c != nil {
+	if c := v1beta1.FindCondition(app.Status.Conditions, v1beta1.ConditionReady); c != nil {
 		return c.Status == metav1.ConditionTrue && app.Status.ObservedGeneration == app.Generation
 	}
 	return app.Status.Phase == v1beta1.ApplicationRunning

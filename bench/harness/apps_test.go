@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-oam/steward/api/v1beta1"
@@ -57,7 +56,7 @@ func TestIsReady_ReadsStewardConditionsAndKubeVelaPhase(t *testing.T) {
 	if !IsReady(app) {
 		t.Errorf("running phase without conditions is not ready")
 	}
-	meta.SetStatusCondition(&app.Status.Conditions, metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Succeeded"})
+	v1beta1.SetCondition(&app.Status.Conditions, v1beta1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Succeeded"})
 	app.Status.ObservedGeneration = 1
 	if IsReady(app) {
 		t.Errorf("ready for an older generation counts as ready")

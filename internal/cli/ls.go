@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -180,7 +179,7 @@ func trackerCount(trackers map[string]int, app *v1beta1.Application) string {
 }
 
 func notReadyReason(app *v1beta1.Application) string {
-	c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionReady)
+	c := v1beta1.FindCondition(app.Status.Conditions, v1beta1.ConditionReady)
 	switch {
 	case c == nil:
 		return "-"

@@ -46,10 +46,10 @@ type AppStatus struct {
 	PublishVersion     string                   `json:"publishVersion,omitempty"`
 	Phase              v1beta1.ApplicationPhase `json:"phase"`
 	// Revision is the revision delivered (status.latestRevision).
-	Revision   string             `json:"revision,omitempty"`
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
-	Components []ComponentStatus  `json:"components"`
-	Trackers   []TrackerSummary   `json:"trackers"`
+	Revision   string              `json:"revision,omitempty"`
+	Conditions []v1beta1.Condition `json:"conditions,omitempty"`
+	Components []ComponentStatus   `json:"components"`
+	Trackers   []TrackerSummary    `json:"trackers"`
 	// Drift lists the recorded objects that are not as recorded on their
 	// cluster: missing, drifted, in conflict or unknown.
 	Drift  []TrackedObject `json:"drift"`

@@ -14,7 +14,6 @@ import (
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -167,7 +166,7 @@ func (d *delivered) waitDispatched(t *testing.T, ns, name, revision string) {
 		if err := d.hub.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, app); err != nil {
 			return err
 		}
-		c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionDispatched)
+		c := v1beta1.FindCondition(app.Status.Conditions, v1beta1.ConditionDispatched)
 		switch {
 		case app.Status.ObservedGeneration != app.Generation || c == nil || c.ObservedGeneration != app.Generation:
 			return fmt.Errorf("generation %d not observed yet", app.Generation)
@@ -301,7 +300,7 @@ func TestReadCommands_ShowWhatTheControllerDelivered(t *testing.T) {
 			if err := d.hub.Get(ctx, client.ObjectKey{Namespace: "default", Name: "shop"}, app); err != nil {
 				return err
 			}
-			c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionStateKept)
+			c := v1beta1.FindCondition(app.Status.Conditions, v1beta1.ConditionStateKept)
 			if c == nil || c.Reason != v1beta1.ReasonDriftDetected {
 				return fmt.Errorf("StateKept = %+v", c)
 			}

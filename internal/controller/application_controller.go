@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -210,6 +211,10 @@ func (r *ApplicationReconciler) patchStatus(ctx context.Context, s *scope) error
 	defer r.Metrics.StartStage(metrics.StageStatus)()
 	before := s.app.DeepCopy()
 	computeStatus(s, time.Now())
+	if len(s.droppedConditions) > 0 {
+		s.tookOver(ctx, "Dropped KubeVela's conditions from the status", "dropped KubeVela's conditions "+strings.Join(s.droppedConditions, ", "),
+			"conditions", s.droppedConditions)
+	}
 	r.emitEvents(s, before)
 	if !s.deleting {
 		r.recordSizes(s)

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 )
@@ -68,6 +67,10 @@ func (r *ApplicationReconciler) emitEvents(s *scope, before *v1beta1.Application
 	if s.rolledBack && s.current != nil {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, v1beta1.EventRolledBack, "Rollback", "rolled back to %s: its recorded manifests are applied again", liveRevision(app, s.current).Name)
 	}
+	if len(s.takenOver) > 0 {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, v1beta1.EventTakenOverFromKubeVela, "Reconcile",
+			"took over from KubeVela: %s", strings.Join(s.takenOver, "; "))
+	}
 	if len(s.recreated) > 0 {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, v1beta1.EventResourceTrackerRecreated, "Reconcile",
 			"re-created resource trackers deleted by hand, with what they listed: %s", strings.Join(s.recreated, ", "))
@@ -88,13 +91,13 @@ func (r *ApplicationReconciler) emitEvents(s *scope, before *v1beta1.Application
 	// A delete that failed (refused, typically) does not make the
 	// Application unready, so Ready says nothing of it: its own warning
 	// does, once per change of the message.
-	wasGC := meta.FindStatusCondition(before.Status.Conditions, v1beta1.ConditionGarbageCollected)
-	nowGC := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionGarbageCollected)
+	wasGC := v1beta1.FindCondition(before.Status.Conditions, v1beta1.ConditionGarbageCollected)
+	nowGC := v1beta1.FindCondition(app.Status.Conditions, v1beta1.ConditionGarbageCollected)
 	if nowGC != nil && nowGC.Reason == v1beta1.ReasonDeleteFailed && (wasGC == nil || wasGC.Message != nowGC.Message) {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, v1beta1.ReasonDeleteFailed, "Delete", "%s", nowGC.Message)
 	}
-	was := meta.FindStatusCondition(before.Status.Conditions, v1beta1.ConditionReady)
-	now := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionReady)
+	was := v1beta1.FindCondition(before.Status.Conditions, v1beta1.ConditionReady)
+	now := v1beta1.FindCondition(app.Status.Conditions, v1beta1.ConditionReady)
 	if now == nil || (was != nil && was.Status == now.Status && was.Reason == now.Reason && was.Message == now.Message) {
 		return
 	}

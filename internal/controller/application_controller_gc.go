@@ -37,6 +37,14 @@ func (r *ApplicationReconciler) collectGarbage(ctx context.Context, s *scope) er
 		s.gc.skipped = true
 		return nil
 	}
+	if s.hasKubeVelaTrackers() {
+		r.deleteKubeVelaContext(ctx, s)
+	}
+	if err := r.adoptKubeVelaRoots(ctx, s); err != nil {
+		s.setRetry(err)
+		s.gc.skipped = true
+		return nil
+	}
 	if s.rules.GC.KeepLegacyResource {
 		// Outdated versions and their objects are kept until the
 		// Application is deleted.
@@ -137,10 +145,10 @@ func (r *ApplicationReconciler) collectTracker(ctx context.Context, s *scope, ap
 }
 
 // recycle removes the oldest trackers beyond the revision limit, and
-// trackers left by an earlier Application of the same name, once they hold
-// no entry still waiting for deletion and no entry the policies keep that
-// no live tracker lists (it would be left untracked: neither repaired nor
-// deleted with the Application).
+// trackers left by an earlier Application of the same name or by KubeVela,
+// once they hold no entry still waiting for deletion and no entry the
+// policies keep that no live tracker lists (it would be left untracked:
+// neither repaired nor deleted with the Application).
 func (r *ApplicationReconciler) recycle(ctx context.Context, s *scope, live map[tracker.Key]bool) error {
 	keepHistory := r.Options.RevisionLimit
 	if limit := s.rules.GC.ApplicationRevisionLimit; limit != nil && *limit >= 0 {
@@ -149,8 +157,18 @@ func (r *ApplicationReconciler) recycle(ctx context.Context, s *scope, live map[
 	var mine []*v1beta1.ResourceTracker
 	for i := range s.older {
 		rt := &s.older[i]
+		if tracker.KubeVelas(rt) {
+			deleted, err := r.deleteIfSettled(ctx, s, rt, live)
+			if err != nil {
+				return err
+			}
+			if deleted {
+				s.tookOver(ctx, "Deleted KubeVela's resource tracker: what it listed is collected or recorded by Steward's", "deleted KubeVela's resource tracker "+rt.Name, "resourceTracker", rt.Name)
+			}
+			continue
+		}
 		if rt.Labels[v1beta1.LabelAppUID] != string(s.app.UID) {
-			if err := r.deleteIfSettled(ctx, s, rt, live); err != nil {
+			if _, err := r.deleteIfSettled(ctx, s, rt, live); err != nil {
 				return err
 			}
 			continue
@@ -158,32 +176,37 @@ func (r *ApplicationReconciler) recycle(ctx context.Context, s *scope, live map[
 		mine = append(mine, rt)
 	}
 	for i := 0; i < len(mine)-keepHistory; i++ {
-		if err := r.deleteIfSettled(ctx, s, mine[i], live); err != nil {
+		if _, err := r.deleteIfSettled(ctx, s, mine[i], live); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *ApplicationReconciler) deleteIfSettled(ctx context.Context, s *scope, rt *v1beta1.ResourceTracker, live map[tracker.Key]bool) error {
+// deleteIfSettled deletes rt once nothing it lists waits for deletion or
+// would be left untracked; it reports whether it deleted it.
+func (r *ApplicationReconciler) deleteIfSettled(ctx context.Context, s *scope, rt *v1beta1.ResourceTracker, live map[tracker.Key]bool) (bool, error) {
 	entries, err := tracker.Entries(rt)
 	if err != nil {
-		return nil
+		return false, nil
 	}
 	types := componentTypes(s.app)
+	kubevelas := tracker.KubeVelas(rt)
 	for _, e := range entries {
-		if e.Deleted {
-			return nil
+		if e.Deleted && !(kubevelas && live[tracker.KeyOf(e)]) {
+			// An entry KubeVela marked deleted whose object the live
+			// version records is Steward's to keep, not garbage.
+			return false, nil
 		}
 		if !live[tracker.KeyOf(e)] && (e.SkipGC || keptOnUpdate(s.rules, resourceOf(e, types))) {
-			return nil
+			return false, nil
 		}
 	}
 	if err := r.Trackers.Delete(ctx, rt); err != nil {
 		s.setRetry(err)
-		return err
+		return false, err
 	}
-	return nil
+	return true, nil
 }
 
 // pruneMovedRoot handles objects that left the root set for the version:

@@ -37,8 +37,18 @@ type scope struct {
 	// comprev records the revisions of each component.
 	comprev *v1beta1.ResourceTracker
 	// older are the versioned trackers before current, oldest first,
-	// including trackers left by an earlier Application of the same name.
+	// including trackers left by an earlier Application of the same name,
+	// and the versioned and component-revision trackers KubeVela left.
 	older []v1beta1.ResourceTracker
+	// kubevelaRoots are the root trackers KubeVela left: what they list
+	// is adopted into root before they are deleted.
+	kubevelaRoots []v1beta1.ResourceTracker
+	// takenOver notes what the pass took over or removed of what KubeVela
+	// left, for the TakenOverFromKubeVela event.
+	takenOver []string
+	// droppedConditions are KubeVela's condition types the status no
+	// longer carries.
+	droppedConditions []string
 
 	// newestGeneration is the highest generation any of this Application's
 	// versioned trackers was applied at.

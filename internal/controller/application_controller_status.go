@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-oam/steward/api/v1beta1"
@@ -29,7 +28,10 @@ func computeStatus(s *scope, now time.Time) {
 	st := &s.app.Status
 	st.ObservedGeneration = s.app.Generation
 	gen := s.app.Generation
-	set := func(c metav1.Condition) {
+	// KubeVela's own condition types are left from before Steward took
+	// the Application over: nothing would update them again.
+	s.droppedConditions = dropKubeVelaConditions(&st.Conditions)
+	set := func(c v1beta1.Condition) {
 		c.ObservedGeneration = gen
 		c.LastTransitionTime = metav1.NewTime(now)
 		setCondition(&st.Conditions, c)
@@ -63,12 +65,12 @@ func deletingStatus(s *scope, now time.Time) {
 		return
 	}
 	st.Phase = v1beta1.ApplicationDeleting
-	setCondition(&st.Conditions, metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1beta1.ReasonDeleting,
+	setCondition(&st.Conditions, v1beta1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1beta1.ReasonDeleting,
 		Message: "deleting the objects the application created", ObservedGeneration: s.app.Generation, LastTransitionTime: metav1.NewTime(now)})
 }
 
-func renderedCondition(s *scope) metav1.Condition {
-	c := metav1.Condition{Type: v1beta1.ConditionRendered, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
+func renderedCondition(s *scope) v1beta1.Condition {
+	c := v1beta1.Condition{Type: v1beta1.ConditionRendered, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
 		Message: fmt.Sprintf("generation %d rendered", s.app.Generation)}
 	if s.renderErr != nil {
 		c.Status = metav1.ConditionFalse
@@ -81,8 +83,8 @@ func renderedCondition(s *scope) metav1.Condition {
 	return c
 }
 
-func dispatchedCondition(s *scope) metav1.Condition {
-	c := metav1.Condition{Type: v1beta1.ConditionDispatched, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded}
+func dispatchedCondition(s *scope) v1beta1.Condition {
+	c := v1beta1.Condition{Type: v1beta1.ConditionDispatched, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded}
 	switch {
 	case s.recordErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonRecordFailed
@@ -123,8 +125,8 @@ func dispatchedCondition(s *scope) metav1.Condition {
 	return c
 }
 
-func healthyCondition(s *scope) metav1.Condition {
-	c := metav1.Condition{Type: v1beta1.ConditionHealthy, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
+func healthyCondition(s *scope) v1beta1.Condition {
+	c := v1beta1.Condition{Type: v1beta1.ConditionHealthy, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
 		Message: "every component is healthy"}
 	if s.health == nil {
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, v1beta1.ReasonProgressing, "not evaluated: nothing applied yet"
@@ -166,8 +168,8 @@ func healthyCondition(s *scope) metav1.Condition {
 	return c
 }
 
-func stateKeptCondition(s *scope) metav1.Condition {
-	c := metav1.Condition{Type: v1beta1.ConditionStateKept, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
+func stateKeptCondition(s *scope) v1beta1.Condition {
+	c := v1beta1.Condition{Type: v1beta1.ConditionStateKept, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
 		Message: "every recorded object matches its manifest"}
 	if len(s.keep.drifted) > 0 {
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonDriftDetected
@@ -190,8 +192,8 @@ func stateKeptCondition(s *scope) metav1.Condition {
 	return c
 }
 
-func garbageCollectedCondition(s *scope) metav1.Condition {
-	c := metav1.Condition{Type: v1beta1.ConditionGarbageCollected, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
+func garbageCollectedCondition(s *scope) v1beta1.Condition {
+	c := v1beta1.Condition{Type: v1beta1.ConditionGarbageCollected, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
 		Message: "nothing left to delete"}
 	switch {
 	case len(s.gc.failures) > 0:
@@ -209,28 +211,28 @@ func garbageCollectedCondition(s *scope) metav1.Condition {
 
 // readyCondition summarises the others: the first one that is not True
 // gives Ready its reason and message.
-func readyCondition(conds []metav1.Condition) metav1.Condition {
+func readyCondition(conds []v1beta1.Condition) v1beta1.Condition {
 	for _, t := range []string{v1beta1.ConditionRendered, v1beta1.ConditionDispatched, v1beta1.ConditionStateKept, v1beta1.ConditionHealthy} {
-		if c := meta.FindStatusCondition(conds, t); c != nil && c.Status != metav1.ConditionTrue {
-			return metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: c.Reason, Message: c.Message}
+		if c := v1beta1.FindCondition(conds, t); c != nil && c.Status != metav1.ConditionTrue {
+			return v1beta1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: c.Reason, Message: c.Message}
 		}
 	}
-	return metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
+	return v1beta1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
 		Message: "rendered, dispatched, kept and healthy"}
 }
 
-func phaseOf(conds []metav1.Condition) v1beta1.ApplicationPhase {
+func phaseOf(conds []v1beta1.Condition) v1beta1.ApplicationPhase {
 	switch {
-	case meta.IsStatusConditionTrue(conds, v1beta1.ConditionReady):
+	case v1beta1.IsConditionTrue(conds, v1beta1.ConditionReady):
 		return v1beta1.ApplicationRunning
-	case meta.IsStatusConditionFalse(conds, v1beta1.ConditionRendered):
-		if meta.FindStatusCondition(conds, v1beta1.ConditionRendered).Reason == v1beta1.ReasonUnsupportedWorkflow {
+	case v1beta1.IsConditionFalse(conds, v1beta1.ConditionRendered):
+		if v1beta1.FindCondition(conds, v1beta1.ConditionRendered).Reason == v1beta1.ReasonUnsupportedWorkflow {
 			// The components render; the workflow cannot run.
 			return v1beta1.ApplicationWorkflowFailed
 		}
 		return v1beta1.ApplicationRendering
-	case meta.IsStatusConditionFalse(conds, v1beta1.ConditionDispatched):
-		switch meta.FindStatusCondition(conds, v1beta1.ConditionDispatched).Reason {
+	case v1beta1.IsConditionFalse(conds, v1beta1.ConditionDispatched):
+		switch v1beta1.FindCondition(conds, v1beta1.ConditionDispatched).Reason {
 		case v1beta1.ReasonWorkflowSuspended:
 			return v1beta1.ApplicationWorkflowSuspending
 		case v1beta1.ReasonWorkflowTerminated:
@@ -239,7 +241,7 @@ func phaseOf(conds []metav1.Condition) v1beta1.ApplicationPhase {
 			return v1beta1.ApplicationRunningWorkflow
 		}
 		return v1beta1.ApplicationWorkflowFailed
-	case meta.IsStatusConditionFalse(conds, v1beta1.ConditionHealthy):
+	case v1beta1.IsConditionFalse(conds, v1beta1.ConditionHealthy):
 		return v1beta1.ApplicationUnhealthy
 	default:
 		return v1beta1.ApplicationRunningWorkflow
@@ -344,8 +346,8 @@ func liveRevision(app *v1beta1.Application, rt *v1beta1.ResourceTracker) *v1beta
 
 // setCondition sets c, moving its transition time only when its status
 // changes.
-func setCondition(conds *[]metav1.Condition, c metav1.Condition) {
-	meta.SetStatusCondition(conds, c)
+func setCondition(conds *[]v1beta1.Condition, c v1beta1.Condition) {
+	v1beta1.SetCondition(conds, c)
 }
 
 // describeFailures renders failures for a condition message.

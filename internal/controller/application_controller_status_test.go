@@ -38,7 +38,7 @@ type want struct {
 	message string
 }
 
-func checkCondition(t *testing.T, got metav1.Condition, w want) {
+func checkCondition(t *testing.T, got v1beta1.Condition, w want) {
 	t.Helper()
 	if got.Status != w.status || got.Reason != w.reason || !strings.Contains(got.Message, w.message) {
 		t.Errorf("got %s %s %q, want %s %s containing %q", got.Status, got.Reason, got.Message, w.status, w.reason, w.message)
@@ -156,19 +156,19 @@ func TestGarbageCollectedCondition(t *testing.T) {
 }
 
 func TestReadyCondition(t *testing.T) {
-	ok := func(typ string) metav1.Condition {
-		return metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded}
+	ok := func(typ string) v1beta1.Condition {
+		return v1beta1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded}
 	}
-	bad := metav1.Condition{Type: v1beta1.ConditionDispatched, Status: metav1.ConditionFalse, Reason: v1beta1.ReasonApplyFailed, Message: "boom"}
+	bad := v1beta1.Condition{Type: v1beta1.ConditionDispatched, Status: metav1.ConditionFalse, Reason: v1beta1.ReasonApplyFailed, Message: "boom"}
 	for name, tc := range map[string]struct {
-		conds []metav1.Condition
+		conds []v1beta1.Condition
 		want  want
 	}{
-		"all true": {[]metav1.Condition{ok(v1beta1.ConditionRendered), ok(v1beta1.ConditionDispatched), ok(v1beta1.ConditionStateKept), ok(v1beta1.ConditionHealthy)},
+		"all true": {[]v1beta1.Condition{ok(v1beta1.ConditionRendered), ok(v1beta1.ConditionDispatched), ok(v1beta1.ConditionStateKept), ok(v1beta1.ConditionHealthy)},
 			want{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "rendered, dispatched, kept and healthy"}},
-		"the first that is not": {[]metav1.Condition{ok(v1beta1.ConditionRendered), bad, ok(v1beta1.ConditionStateKept), ok(v1beta1.ConditionHealthy)},
+		"the first that is not": {[]v1beta1.Condition{ok(v1beta1.ConditionRendered), bad, ok(v1beta1.ConditionStateKept), ok(v1beta1.ConditionHealthy)},
 			want{metav1.ConditionFalse, v1beta1.ReasonApplyFailed, "boom"}},
-		"garbage collection is not readiness": {[]metav1.Condition{ok(v1beta1.ConditionRendered), ok(v1beta1.ConditionDispatched), ok(v1beta1.ConditionStateKept), ok(v1beta1.ConditionHealthy),
+		"garbage collection is not readiness": {[]v1beta1.Condition{ok(v1beta1.ConditionRendered), ok(v1beta1.ConditionDispatched), ok(v1beta1.ConditionStateKept), ok(v1beta1.ConditionHealthy),
 			{Type: v1beta1.ConditionGarbageCollected, Status: metav1.ConditionFalse, Reason: v1beta1.ReasonDeleteFailed}},
 			want{metav1.ConditionTrue, v1beta1.ReasonSucceeded, ""}},
 	} {
@@ -177,10 +177,10 @@ func TestReadyCondition(t *testing.T) {
 }
 
 func TestStatus_PhaseOf(t *testing.T) {
-	c := func(typ string, status metav1.ConditionStatus, reason string) metav1.Condition {
-		return metav1.Condition{Type: typ, Status: status, Reason: reason}
+	c := func(typ string, status metav1.ConditionStatus, reason string) v1beta1.Condition {
+		return v1beta1.Condition{Type: typ, Status: status, Reason: reason}
 	}
-	for want, conds := range map[v1beta1.ApplicationPhase][]metav1.Condition{
+	for want, conds := range map[v1beta1.ApplicationPhase][]v1beta1.Condition{
 		v1beta1.ApplicationRunning:            {c(v1beta1.ConditionReady, metav1.ConditionTrue, "")},
 		v1beta1.ApplicationRendering:          {c(v1beta1.ConditionRendered, metav1.ConditionFalse, v1beta1.ReasonRenderFailed)},
 		v1beta1.ApplicationWorkflowSuspending: {c(v1beta1.ConditionDispatched, metav1.ConditionFalse, v1beta1.ReasonWorkflowSuspended)},
@@ -193,10 +193,10 @@ func TestStatus_PhaseOf(t *testing.T) {
 		}
 	}
 	// The components render but the workflow cannot run: the run failed.
-	if got := phaseOf([]metav1.Condition{c(v1beta1.ConditionRendered, metav1.ConditionFalse, v1beta1.ReasonUnsupportedWorkflow)}); got != v1beta1.ApplicationWorkflowFailed {
+	if got := phaseOf([]v1beta1.Condition{c(v1beta1.ConditionRendered, metav1.ConditionFalse, v1beta1.ReasonUnsupportedWorkflow)}); got != v1beta1.ApplicationWorkflowFailed {
 		t.Errorf("a workflow that cannot run: %q", got)
 	}
-	if got := phaseOf([]metav1.Condition{c(v1beta1.ConditionDispatched, metav1.ConditionFalse, v1beta1.ReasonWorkflowRunning)}); got != v1beta1.ApplicationRunningWorkflow {
+	if got := phaseOf([]v1beta1.Condition{c(v1beta1.ConditionDispatched, metav1.ConditionFalse, v1beta1.ReasonWorkflowRunning)}); got != v1beta1.ApplicationRunningWorkflow {
 		t.Errorf("a running workflow: %q", got)
 	}
 }
@@ -205,8 +205,8 @@ func TestStatus_PhaseOf(t *testing.T) {
 // and leaves the other conditions as the last pass left them.
 func TestComputeStatus_Deleting(t *testing.T) {
 	app := statusApp()
-	rendered := metav1.Condition{Type: v1beta1.ConditionRendered, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded}
-	app.Status.Conditions = []metav1.Condition{rendered}
+	rendered := v1beta1.Condition{Type: v1beta1.ConditionRendered, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded}
+	app.Status.Conditions = []v1beta1.Condition{rendered}
 	s := &scope{app: app, deleting: true}
 	start := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
 	computeStatus(s, start)
@@ -254,7 +254,7 @@ func TestWorkflowCondition(t *testing.T) {
 	}
 }
 
-func findCondition(conds []metav1.Condition, typ string) *metav1.Condition {
+func findCondition(conds []v1beta1.Condition, typ string) *v1beta1.Condition {
 	for i := range conds {
 		if conds[i].Type == typ {
 			return &conds[i]

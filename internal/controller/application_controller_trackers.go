@@ -3,10 +3,12 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/policy"
@@ -25,9 +27,22 @@ func (r *ApplicationReconciler) rescueTrackers(ctx context.Context, s *scope, al
 	for i := range all {
 		rt := &all[i]
 		if rt.DeletionTimestamp.IsZero() {
+			kubevelas := controllerutil.ContainsFinalizer(rt, v1beta1.FinalizerKubeVelaTracker)
 			if err := r.Trackers.Protect(ctx, rt); err != nil {
 				return nil, err
 			}
+			if kubevelas {
+				// No KubeVela runs to remove its finalizer: left on, it
+				// would hold the tracker forever once Steward deletes it.
+				s.tookOver(ctx, "Replaced KubeVela's finalizer on its resource tracker", "replaced KubeVela's finalizer on resource tracker "+rt.Name, "resourceTracker", rt.Name)
+			}
+			continue
+		}
+		if tracker.KubeVelas(rt) && !tracker.Doomed(rt) {
+			// KubeVela was deleting it when it stopped (its garbage
+			// collection deletes an outdated tracker's objects before it
+			// removes its finalizer): it is collected as an older
+			// version, then let go (see collectGarbage).
 			continue
 		}
 		if !tracker.Doomed(rt) {
@@ -127,6 +142,22 @@ func (r *ApplicationReconciler) loadTrackers(ctx context.Context, s *scope) erro
 		s.setRetry(err)
 		return err
 	}
+	// KubeVela's trackers, left by a KubeVela that delivered the
+	// Application before Steward, are never the live version nor the
+	// root: their objects are collected like an older version's (those
+	// of KubeVela's root are adopted into Steward's root first), then the
+	// trackers go (see collectGarbage and docs/migration.md).
+	all = slices.DeleteFunc(all, func(rt v1beta1.ResourceTracker) bool {
+		if !tracker.KubeVelas(&rt) {
+			return false
+		}
+		if rt.Spec.Type == v1beta1.ResourceTrackerTypeRoot {
+			s.kubevelaRoots = append(s.kubevelaRoots, rt)
+		} else {
+			s.older = append(s.older, rt)
+		}
+		return true
+	})
 	current := tracker.Current(all, s.app)
 	for i := range all {
 		rt := all[i]

@@ -3,8 +3,8 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -77,6 +77,10 @@ func applicationChanged() predicate.Predicate {
 				// Resumed, suspended, terminated or restarted (status
 				// written by `steward workflow` or `vela workflow`).
 				return true
+			case othersConditions(o) != othersConditions(n):
+				// Someone else wrote a condition, as tools written for
+				// KubeVela do to have the Application looked at again.
+				return true
 			default:
 				return !stringMapsEqual(o.GetAnnotations(), n.GetAnnotations(), kubectlLastApplied)
 			}
@@ -132,7 +136,7 @@ func (r *ApplicationReconciler) applicationsWaitingFor(ctx context.Context, def 
 	var out []reconcile.Request
 	for i := range apps.Items {
 		app := &apps.Items[i]
-		if meta.IsStatusConditionFalse(app.Status.Conditions, v1beta1.ConditionRendered) {
+		if v1beta1.IsConditionFalse(app.Status.Conditions, v1beta1.ConditionRendered) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(app)})
 		}
 	}
@@ -187,4 +191,23 @@ func workflowControl(o any) string {
 	}
 	w := app.Status.Workflow
 	return fmt.Sprintf("run %s suspend=%t terminated=%t", w.AppRevision, w.Suspend, w.Terminated)
+}
+
+// othersConditions describes the conditions of an Application that
+// Steward did not write: every condition Steward writes carries the
+// generation it describes (at least 1), while KubeVela's shape has no
+// observedGeneration. Steward's next status write replaces or drops them,
+// so a pass they trigger does not trigger another.
+func othersConditions(o any) string {
+	app, ok := o.(*v1beta1.Application)
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range app.Status.Conditions {
+		if c.ObservedGeneration == 0 {
+			fmt.Fprintf(&b, "%s=%s/%s/%s;", c.Type, c.Status, c.Reason, c.Message)
+		}
+	}
+	return b.String()
 }

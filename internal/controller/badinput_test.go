@@ -8,7 +8,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
@@ -21,7 +20,7 @@ func waitNotReady(t *testing.T, ns, name, reason string) string {
 	var msg string
 	eventually(t, 30*time.Second, name+" Ready=False "+reason, func() error {
 		app := getApp(t, ns, name)
-		c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionReady)
+		c := v1beta1.FindCondition(app.Status.Conditions, v1beta1.ConditionReady)
 		if c == nil || c.Status != "False" || c.Reason != reason || app.Status.ObservedGeneration != app.Generation {
 			return fmt.Errorf("ready = %+v", c)
 		}
@@ -59,7 +58,7 @@ func TestBadInput_ReportedOnTheApplicationWithoutHarmingOthers(t *testing.T) {
 			var msg string
 			eventually(t, 30*time.Second, "Ready=False", func() error {
 				app := getApp(t, ns, tc.name)
-				c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionReady)
+				c := v1beta1.FindCondition(app.Status.Conditions, v1beta1.ConditionReady)
 				if c == nil || c.Status != "False" || (tc.reason != "" && c.Reason != tc.reason) {
 					return fmt.Errorf("ready = %+v", c)
 				}
@@ -75,7 +74,7 @@ func TestBadInput_ReportedOnTheApplicationWithoutHarmingOthers(t *testing.T) {
 			if app.Status.Phase == v1beta1.ApplicationRunning {
 				t.Errorf("phase = running for a broken app")
 			}
-			ready := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionReady)
+			ready := v1beta1.FindCondition(app.Status.Conditions, v1beta1.ConditionReady)
 			waitEvent(t, ns, tc.name, ready.Reason)
 		})
 	}

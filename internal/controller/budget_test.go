@@ -9,7 +9,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -128,7 +127,7 @@ func TestBudget_AVersionThatCannotRenderLeavesTheOneBeforeKept(t *testing.T) {
 	if !strings.Contains(msg, "memory limit") || !strings.Contains(msg, "stays applied") {
 		t.Errorf("message %q: want the memory limit, and the version before staying applied", msg)
 	}
-	rendered := meta.FindStatusCondition(getApp(t, ns, "web").Status.Conditions, v1beta1.ConditionRendered)
+	rendered := v1beta1.FindCondition(getApp(t, ns, "web").Status.Conditions, v1beta1.ConditionRendered)
 	if rendered == nil || rendered.Reason != v1beta1.ReasonEvaluationBudgetExceeded {
 		t.Fatalf("Rendered = %+v", rendered)
 	}

@@ -22,7 +22,7 @@ func cachedApp(name string) *v1beta1.Application {
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}},
 		Spec: v1beta1.ApplicationSpec{Components: []v1beta1.ApplicationComponent{{Name: name, Type: s("webservice")}}},
 		Status: v1beta1.ApplicationStatus{
-			Conditions: []metav1.Condition{{Type: s("Ready"), Status: metav1.ConditionStatus(s("True")), Reason: s("Succeeded"), Message: s("rendered, dispatched, kept and healthy")}},
+			Conditions: []v1beta1.Condition{{Type: s("Ready"), Status: metav1.ConditionStatus(s("True")), Reason: s("Succeeded"), Message: s("rendered, dispatched, kept and healthy")}},
 			Phase:      v1beta1.ApplicationPhase(s("running")),
 			AppliedResources: []v1beta1.ClusterObjectReference{
 				{Creator: s("workflow"), APIVersion: s("apps/v1"), Kind: s("Deployment"), Namespace: s("prod"), Name: name, UID: s("uid-" + name)},
@@ -77,7 +77,7 @@ func TestCacheTransform_SharesRepeatedStringsAndKeepsTheObject(t *testing.T) {
 		}
 	}
 	roomy := cachedApp("roomy")
-	roomy.Status.Conditions = append(make([]metav1.Condition, 0, 8), roomy.Status.Conditions...)
+	roomy.Status.Conditions = append(make([]v1beta1.Condition, 0, 8), roomy.Status.Conditions...)
 	out, err := transform(roomy)
 	if err != nil {
 		t.Fatal(err)

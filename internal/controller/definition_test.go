@@ -45,7 +45,7 @@ func TestDefinition_BrokenTemplateIsReportedOnTheDefinitionAndItsApps(t *testing
 
 	createApp(t, ns, "metadata: {name: uses-broken}\nspec: {components: [{name: c, type: test-broken, properties: {value: x}}]}\n")
 	eventually(t, 20*time.Second, "the app names the definition", func() error {
-		c := meta.FindStatusCondition(getApp(t, ns, "uses-broken").Status.Conditions, v1beta1.ConditionReady)
+		c := v1beta1.FindCondition(getApp(t, ns, "uses-broken").Status.Conditions, v1beta1.ConditionReady)
 		if c == nil || c.Status != "False" || !strings.Contains(c.Message, "test-broken") || !strings.Contains(c.Message, `"c"`) {
 			return fmt.Errorf("ready = %+v", c)
 		}

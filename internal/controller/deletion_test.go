@@ -12,7 +12,6 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -93,7 +92,7 @@ func TestGarbageCollection_DeniedDeleteIsKeptAndRetried(t *testing.T) {
 
 	setSpec(t, ns, "web", v2Spec, nil)
 	eventually(t, 20*time.Second, "GarbageCollected=False DeleteFailed", func() error {
-		c := meta.FindStatusCondition(getApp(t, ns, "web").Status.Conditions, v1beta1.ConditionGarbageCollected)
+		c := v1beta1.FindCondition(getApp(t, ns, "web").Status.Conditions, v1beta1.ConditionGarbageCollected)
 		if c == nil || c.Reason != v1beta1.ReasonDeleteFailed {
 			return fmt.Errorf("garbageCollected = %+v", c)
 		}
@@ -118,7 +117,7 @@ func TestGarbageCollection_DeniedDeleteIsKeptAndRetried(t *testing.T) {
 		return serviceEntryIsHistory(t, ns, "web")
 	})
 	eventually(t, 15*time.Second, "GarbageCollected=True", func() error {
-		c := meta.FindStatusCondition(getApp(t, ns, "web").Status.Conditions, v1beta1.ConditionGarbageCollected)
+		c := v1beta1.FindCondition(getApp(t, ns, "web").Status.Conditions, v1beta1.ConditionGarbageCollected)
 		if c == nil || c.Status != metav1.ConditionTrue {
 			return fmt.Errorf("garbageCollected = %+v", c)
 		}

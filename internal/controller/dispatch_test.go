@@ -8,7 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
@@ -40,7 +39,7 @@ func waitReady(t *testing.T, ns, name string) *v1beta1.Application {
 	var app *v1beta1.Application
 	eventually(t, 30*time.Second, "application "+name+" ready", func() error {
 		app = getApp(t, ns, name)
-		c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionReady)
+		c := v1beta1.FindCondition(app.Status.Conditions, v1beta1.ConditionReady)
 		if c == nil || c.Status != "True" || app.Status.ObservedGeneration != app.Generation {
 			return fmt.Errorf("ready condition %+v", c)
 		}
@@ -133,13 +132,13 @@ spec:
 	var app *v1beta1.Application
 	eventually(t, 30*time.Second, "Dispatched=False with ApplyFailed", func() error {
 		app = getApp(t, ns, "gadget")
-		c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionDispatched)
+		c := v1beta1.FindCondition(app.Status.Conditions, v1beta1.ConditionDispatched)
 		if c == nil || c.Reason != v1beta1.ReasonApplyFailed {
 			return fmt.Errorf("dispatched = %+v", c)
 		}
 		return nil
 	})
-	ready := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionReady)
+	ready := v1beta1.FindCondition(app.Status.Conditions, v1beta1.ConditionReady)
 	if ready.Status != "False" || ready.Reason != v1beta1.ReasonApplyFailed {
 		t.Errorf("ready = %+v", ready)
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -40,7 +39,7 @@ func TestHealth_PolicyFollowsTheLiveObject(t *testing.T) {
 	if app.Status.Phase != v1beta1.ApplicationRunning || !app.Status.Services[0].Healthy || app.Status.Services[0].Message != "ready 2/2" {
 		t.Errorf("phase %q services %+v", app.Status.Phase, app.Status.Services)
 	}
-	c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionHealthy)
+	c := v1beta1.FindCondition(app.Status.Conditions, v1beta1.ConditionHealthy)
 	if c == nil || c.Status != "True" {
 		t.Errorf("healthy = %+v", c)
 	}

@@ -9,7 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
@@ -158,7 +157,7 @@ func TestMulticluster_DetachAndRejoin(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "the detached cluster reported", func() error {
-		c := meta.FindStatusCondition(getApp(t, ns, "fleet").Status.Conditions, v1beta1.ConditionReady)
+		c := v1beta1.FindCondition(getApp(t, ns, "fleet").Status.Conditions, v1beta1.ConditionReady)
 		if c == nil || c.Status != "False" || !strings.Contains(c.Message, "mc-c") {
 			return fmt.Errorf("ready = %+v", c)
 		}

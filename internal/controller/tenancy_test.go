@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -121,10 +120,10 @@ func exists(t *testing.T, obj client.Object, ns, name string) bool {
 
 // condition returns an Application's condition of type typ for its
 // current generation, or an error.
-func condition(t *testing.T, ns, name, typ string) (*metav1.Condition, error) {
+func condition(t *testing.T, ns, name, typ string) (*v1beta1.Condition, error) {
 	t.Helper()
 	app := getApp(t, ns, name)
-	c := meta.FindStatusCondition(app.Status.Conditions, typ)
+	c := v1beta1.FindCondition(app.Status.Conditions, typ)
 	if c == nil || app.Status.ObservedGeneration != app.Generation {
 		return nil, fmt.Errorf("%s = %+v at generation %d", typ, c, app.Status.ObservedGeneration)
 	}

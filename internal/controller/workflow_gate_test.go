@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -114,7 +113,7 @@ func TestWorkflow_ApprovalGate(t *testing.T) {
 	if !configMapExists(t, staging, "cfg") {
 		t.Fatal("staging did not get the version before the gate")
 	}
-	c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionReady)
+	c := v1beta1.FindCondition(app.Status.Conditions, v1beta1.ConditionReady)
 	if c == nil || c.Status != "False" || c.Reason != v1beta1.ReasonWorkflowSuspended {
 		t.Errorf("Ready = %+v, want False with reason %s", c, v1beta1.ReasonWorkflowSuspended)
 	}
@@ -392,7 +391,7 @@ spec:
 	if w.Steps[1].Phase != v1beta1.WorkflowStepSucceeded || w.Steps[2].Phase != v1beta1.WorkflowStepSkipped {
 		t.Errorf("steps %+v, want fallback succeeded and deploy-prod skipped", w.Steps)
 	}
-	c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionDispatched)
+	c := v1beta1.FindCondition(app.Status.Conditions, v1beta1.ConditionDispatched)
 	if c == nil || c.Reason != v1beta1.ReasonWorkflowFailed || !strings.Contains(c.Message, `step "deploy-staging" failed`) {
 		t.Errorf("Dispatched = %+v", c)
 	}

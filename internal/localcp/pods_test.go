@@ -16,7 +16,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
@@ -140,7 +139,7 @@ func TestApplication_HelloWebBecomesHealthy(t *testing.T) {
 		if err := c.Get(ctx, key, app); err != nil {
 			return false, err
 		}
-		return meta.IsStatusConditionTrue(app.Status.Conditions, v1beta1.ConditionHealthy), nil
+		return v1beta1.IsConditionTrue(app.Status.Conditions, v1beta1.ConditionHealthy), nil
 	})
 	if err != nil {
 		t.Fatalf("%s never became Healthy: %v; phase %q, conditions %+v, services %+v",

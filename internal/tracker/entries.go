@@ -40,10 +40,12 @@ func (k Key) String() string {
 	return s
 }
 
-// KeyOf returns the key of an entry.
+// KeyOf returns the key of an entry. The hub is keyed "" however the
+// entry spells it: Steward records "", KubeVela "local" for an object a
+// topology policy placed on the hub, and the two entries are one object.
 func KeyOf(mr v1beta1.ManagedResource) Key {
 	gv, _ := schema.ParseGroupVersion(mr.APIVersion)
-	return Key{Cluster: mr.Cluster, Group: gv.Group, Kind: mr.Kind, Namespace: mr.Namespace, Name: mr.Name}
+	return Key{Cluster: v1beta1.ClusterKey(mr.Cluster), Group: gv.Group, Kind: mr.Kind, Namespace: mr.Namespace, Name: mr.Name}
 }
 
 // Entry builds a tracker entry holding the full rendered manifest.

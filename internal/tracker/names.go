@@ -142,6 +142,16 @@ const (
 	AnnotationParallelism = "app.oam.dev/parallelism"
 )
 
+// KubeVelas reports whether KubeVela, not Steward, wrote a tracker: every
+// tracker Steward writes carries the tracker type label
+// (v1beta1.LabelTrackerType); KubeVela's (named "<app>-<namespace>",
+// "<app>-v<generation>-<namespace>", "<app>-<publishVersion>-<namespace>"
+// and "<app>-comp-rev-<namespace>") never do, though they carry the same
+// app labels and the Application's UID.
+func KubeVelas(rt *v1beta1.ResourceTracker) bool {
+	return rt.Labels[v1beta1.LabelTrackerType] == ""
+}
+
 // Current returns the index in trackers of the versioned tracker the
 // controller keeps for app: among the versioned trackers of app's UID, the
 // one named for the version app asks for, else the last one listed; -1

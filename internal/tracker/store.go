@@ -159,28 +159,34 @@ func (s *Store) Delete(ctx context.Context, rt *v1beta1.ResourceTracker) error {
 }
 
 // Protect adds Steward's protection finalizer to a tracker written before
-// trackers carried it. A tracker being deleted cannot take new finalizers
-// and is left as it is.
+// trackers carried it, or by KubeVela: KubeVela's finalizer is replaced in
+// the same write, since no KubeVela runs to remove it. A tracker being
+// deleted cannot take new finalizers and is left as it is.
 func (s *Store) Protect(ctx context.Context, rt *v1beta1.ResourceTracker) error {
-	if controllerutil.ContainsFinalizer(rt, v1beta1.FinalizerTrackerProtection) || !rt.DeletionTimestamp.IsZero() {
+	if (controllerutil.ContainsFinalizer(rt, v1beta1.FinalizerTrackerProtection) &&
+		!controllerutil.ContainsFinalizer(rt, v1beta1.FinalizerKubeVelaTracker)) || !rt.DeletionTimestamp.IsZero() {
 		return nil
 	}
 	before := rt.DeepCopy()
 	controllerutil.AddFinalizer(rt, v1beta1.FinalizerTrackerProtection)
+	controllerutil.RemoveFinalizer(rt, v1beta1.FinalizerKubeVelaTracker)
 	if err := s.Client.Patch(ctx, rt, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("protecting resource tracker %s: %w", rt.Name, err)
 	}
 	return nil
 }
 
-// Release removes Steward's protection finalizer; a tracker that was being
-// deleted then goes. A tracker already gone is fine.
+// Release removes Steward's protection finalizer, and KubeVela's from a
+// tracker KubeVela wrote; a tracker that was being deleted then goes. A
+// tracker already gone is fine.
 func (s *Store) Release(ctx context.Context, rt *v1beta1.ResourceTracker) error {
-	if !controllerutil.ContainsFinalizer(rt, v1beta1.FinalizerTrackerProtection) {
+	if !controllerutil.ContainsFinalizer(rt, v1beta1.FinalizerTrackerProtection) &&
+		!controllerutil.ContainsFinalizer(rt, v1beta1.FinalizerKubeVelaTracker) {
 		return nil
 	}
 	before := rt.DeepCopy()
 	controllerutil.RemoveFinalizer(rt, v1beta1.FinalizerTrackerProtection)
+	controllerutil.RemoveFinalizer(rt, v1beta1.FinalizerKubeVelaTracker)
 	if err := s.Client.Patch(ctx, rt, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("releasing resource tracker %s: %w", rt.Name, err)
 	}

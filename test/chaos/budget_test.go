@@ -6,7 +6,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
@@ -143,7 +142,7 @@ func (h *harness) budgetNotQuiet(ctx context.Context) []violation {
 		return nil
 	}
 	gen := app.Generation
-	c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionRendered)
+	c := v1beta1.FindCondition(app.Status.Conditions, v1beta1.ConditionRendered)
 	if app.Status.ObservedGeneration != gen || c == nil || c.ObservedGeneration != gen || c.Reason != v1beta1.ReasonEvaluationBudgetExceeded {
 		return v("waiting for Rendered=False (EvaluationBudgetExceeded) at generation %d: %s", gen, condString(app, v1beta1.ConditionRendered))
 	}

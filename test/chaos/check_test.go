@@ -10,7 +10,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -106,7 +105,7 @@ func settledMessage(app *v1beta1.Application, model *appModel) string {
 		return fmt.Sprintf("status.observedGeneration %d, generation %d", app.Status.ObservedGeneration, gen)
 	}
 	for _, t := range []string{v1beta1.ConditionRendered, v1beta1.ConditionDispatched, v1beta1.ConditionStateKept, v1beta1.ConditionGarbageCollected} {
-		c := meta.FindStatusCondition(app.Status.Conditions, t)
+		c := v1beta1.FindCondition(app.Status.Conditions, t)
 		if c == nil || c.ObservedGeneration != gen || c.Status != metav1.ConditionTrue {
 			return fmt.Sprintf("waiting for %s=True at generation %d: %s", t, gen, condString(app, t))
 		}
@@ -124,7 +123,7 @@ func settledMessage(app *v1beta1.Application, model *appModel) string {
 }
 
 func condString(app *v1beta1.Application, t string) string {
-	c := meta.FindStatusCondition(app.Status.Conditions, t)
+	c := v1beta1.FindCondition(app.Status.Conditions, t)
 	if c == nil {
 		return "absent"
 	}

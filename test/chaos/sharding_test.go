@@ -17,7 +17,6 @@ import (
 	"github.com/prometheus/common/model"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -126,7 +125,7 @@ func fleet(ctx context.Context, t *testing.T, c client.Client) (shard map[types.
 	shard = map[types.NamespacedName]string{}
 	for _, app := range list.Items {
 		shard[types.NamespacedName{Namespace: app.Namespace, Name: app.Name}] = app.Labels[v1beta1.LabelScheduledShardID]
-		if c := meta.FindStatusCondition(app.Status.Conditions, v1beta1.ConditionReady); c != nil && c.Status == metav1.ConditionTrue && app.Status.ObservedGeneration == app.Generation {
+		if c := v1beta1.FindCondition(app.Status.Conditions, v1beta1.ConditionReady); c != nil && c.Status == metav1.ConditionTrue && app.Status.ObservedGeneration == app.Generation {
 			ready++
 		}
 	}

@@ -177,14 +177,14 @@ func (r *reconciler) definitions(ctx context.Context, app *v1beta1.Application) 
 // setStatus reports the outcome with the same Ready condition and phase
 // Steward uses, so the harness reads both controllers alike.
 func setStatus(app *v1beta1.Application, applied int, err error) {
-	c := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
+	c := v1beta1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
 		Message: fmt.Sprintf("%d objects applied", applied), ObservedGeneration: app.Generation}
 	app.Status.Phase = v1beta1.ApplicationRunning
 	if err != nil {
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, v1beta1.ReasonApplyFailed, err.Error()
 		app.Status.Phase = v1beta1.ApplicationWorkflowFailed
 	}
-	meta.SetStatusCondition(&app.Status.Conditions, c)
+	v1beta1.SetCondition(&app.Status.Conditions, c)
 	app.Status.ObservedGeneration = app.Generation
 }
 

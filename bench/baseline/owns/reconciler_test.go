@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-oam/steward/api/v1beta1"
@@ -23,12 +22,12 @@ func TestInterval_ReadsTheReconcileIntervalAnnotation(t *testing.T) {
 func TestSetStatus_ReportsReadyLikeSteward(t *testing.T) {
 	app := &v1beta1.Application{ObjectMeta: metav1.ObjectMeta{Generation: 3}}
 	setStatus(app, 4, nil)
-	if !meta.IsStatusConditionTrue(app.Status.Conditions, v1beta1.ConditionReady) ||
+	if !v1beta1.IsConditionTrue(app.Status.Conditions, v1beta1.ConditionReady) ||
 		app.Status.Phase != v1beta1.ApplicationRunning || app.Status.ObservedGeneration != 3 {
 		t.Errorf("status after success = %+v", app.Status)
 	}
 	setStatus(app, 1, errors.New("boom"))
-	if !meta.IsStatusConditionFalse(app.Status.Conditions, v1beta1.ConditionReady) || app.Status.Phase == v1beta1.ApplicationRunning {
+	if !v1beta1.IsConditionFalse(app.Status.Conditions, v1beta1.ConditionReady) || app.Status.Phase == v1beta1.ApplicationRunning {
 		t.Errorf("status after failure = %+v", app.Status)
 	}
 }
