@@ -55,6 +55,12 @@ const (
 	ReasonDependencyNotReady = "DependencyNotReady"
 	// ReasonInvalidPolicy: a policy's properties do not fit its type.
 	ReasonInvalidPolicy = "InvalidPolicy"
+	// ReasonUnsupportedPolicy: the Application uses a policy Steward does
+	// not carry out (replication, an Application-scoped PolicyDefinition);
+	// nothing of the version is applied, so that no policy is skipped. On
+	// a PolicyDefinition: a global or Application-scoped policy Steward
+	// does not apply.
+	ReasonUnsupportedPolicy = "UnsupportedPolicy"
 	// ReasonUnsupportedWorkflow: the workflow has a step type or field
 	// Steward does not carry out; nothing of the version is applied, so
 	// that no instruction (an approval gate, a condition) is skipped.

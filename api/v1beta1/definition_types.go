@@ -217,10 +217,27 @@ type PolicyDefinitionSpec struct {
 	// ManageHealthCheck is accepted for compatibility.
 	// +optional
 	ManageHealthCheck bool `json:"manageHealthCheck,omitempty"`
-	// Global is accepted for compatibility.
+	// Scope is KubeVela's policy scope: "" for policies that shape
+	// delivery or render objects, "Application" for policies that
+	// transform the Application before it is rendered. Steward does not
+	// carry out Application-scoped policies: an Application using one is
+	// refused (reason UnsupportedPolicy), and the definition reports it.
+	// +optional
+	Scope string `json:"scope,omitempty"`
+	// Global is KubeVela's global policy: applied to every Application of
+	// its namespace (of every namespace in the system namespace). Steward
+	// does not apply global policies: the definition reports it
+	// (Ready=False, reason UnsupportedPolicy, and a Warning event).
 	// +optional
 	Global bool `json:"global,omitempty"`
+	// Priority orders global policies; accepted for compatibility.
+	// +optional
+	Priority int32 `json:"priority,omitempty"`
 }
+
+// PolicyScopeApplication is KubeVela's scope of a policy that transforms
+// the Application before it is rendered.
+const PolicyScopeApplication = "Application"
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

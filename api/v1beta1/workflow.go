@@ -22,6 +22,10 @@ const (
 	// WorkflowStepTypeDependsOnApp waits until another Application is
 	// running.
 	WorkflowStepTypeDependsOnApp = "depends-on-app"
+	// WorkflowStepTypeApplyApplication delivers every component, as older
+	// KubeVela workflows write it; Steward runs it as a deploy step
+	// without properties.
+	WorkflowStepTypeApplyApplication = "apply-application"
 )
 
 // Phases of a workflow run, status.workflow.status, as KubeVela names

@@ -16,6 +16,7 @@ import (
 	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/inventory"
 	"github.com/steward-oam/steward/internal/placement"
+	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
 	"github.com/steward-oam/steward/internal/workflow"
@@ -42,6 +43,20 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 	if s.rulesErr != nil {
 		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: s.rulesErr}
 		return nil
+	}
+	if len(s.app.Spec.Policies) > 0 {
+		// A policy Steward does not carry out refuses the version, never
+		// is skipped.
+		defs, err := r.resolveDefinitions(ctx, s.app)
+		if err != nil {
+			s.setRetry(err)
+			return err
+		}
+		if err := policy.Unsupported(s.app, defs.Policies); err != nil {
+			ctrl.LoggerFrom(ctx).V(1).Info("Refused Application", "reason", v1beta1.ReasonUnsupportedPolicy, "error", err.Error())
+			s.renderErr = &reasonError{reason: v1beta1.ReasonUnsupportedPolicy, err: err}
+			return nil
+		}
 	}
 	if err := r.confirmPresent(ctx, s); err != nil {
 		return err

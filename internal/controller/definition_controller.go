@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,9 +16,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cueeval"
+	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/render"
 )
 
@@ -35,6 +38,9 @@ type DefinitionReconciler[T definitionObject] struct {
 	Renderer *render.Renderer
 	Kind     string
 	New      func() T
+	// Recorder, when set, reports a PolicyDefinition Steward does not
+	// carry out.
+	Recorder recorder.EventRecorder
 }
 
 // Reconcile checks one definition.
@@ -73,6 +79,16 @@ func (r *DefinitionReconciler[T]) Reconcile(ctx context.Context, req ctrl.Reques
 		if reasonOf(err, "") == v1beta1.ReasonEvaluationBudgetExceeded {
 			// Compiling it alone costs more than an evaluation may.
 			cond.Reason = v1beta1.ReasonEvaluationBudgetExceeded
+		}
+	}
+	if pd, ok := any(def).(*v1beta1.PolicyDefinition); ok && cond.Status == metav1.ConditionTrue {
+		if why := policy.UnsupportedDefinition(pd); why != "" {
+			// Not carried out: said on the definition, never silently
+			// ignored (a global policy is referenced by no Application).
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1beta1.ReasonUnsupportedPolicy, why
+			if r.Recorder != nil && !meta.IsStatusConditionPresentAndEqual(status.Conditions, cond.Type, cond.Status) {
+				r.Recorder.Eventf(def, nil, corev1.EventTypeWarning, v1beta1.ReasonUnsupportedPolicy, "Check", "%s", why)
+			}
 		}
 	}
 	status.ObservedGeneration = def.GetGeneration()
@@ -120,7 +136,7 @@ func definitionParts(obj client.Object) definitionPieces {
 	return definitionPieces{status: &v1beta1.DefinitionStatus{}}
 }
 
-func setupDefinitionReconcilers(mgr ctrl.Manager, renderer *render.Renderer) error {
+func setupDefinitionReconcilers(mgr ctrl.Manager, renderer *render.Renderer, events recorder.EventRecorder) error {
 	gen := builder.WithPredicates(predicate.GenerationChangedPredicate{})
 	if err := ctrl.NewControllerManagedBy(mgr).Named("componentdefinition").For(&v1beta1.ComponentDefinition{}, gen).
 		Complete(&DefinitionReconciler[*v1beta1.ComponentDefinition]{Client: mgr.GetClient(), Renderer: renderer, Kind: "ComponentDefinition",
@@ -133,6 +149,6 @@ func setupDefinitionReconcilers(mgr ctrl.Manager, renderer *render.Renderer) err
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("policydefinition").For(&v1beta1.PolicyDefinition{}, gen).
-		Complete(&DefinitionReconciler[*v1beta1.PolicyDefinition]{Client: mgr.GetClient(), Renderer: renderer, Kind: "PolicyDefinition",
+		Complete(&DefinitionReconciler[*v1beta1.PolicyDefinition]{Client: mgr.GetClient(), Renderer: renderer, Kind: "PolicyDefinition", Recorder: events,
 			New: func() *v1beta1.PolicyDefinition { return &v1beta1.PolicyDefinition{} }})
 }

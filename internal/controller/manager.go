@@ -95,7 +95,7 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	if err := setupDefinitionReconcilers(mgr, r.Renderer); err != nil {
+	if err := setupDefinitionReconcilers(mgr, r.Renderer, r.Recorder); err != nil {
 		return nil, err
 	}
 	if err := setupSharding(mgr, cfg, opts); err != nil {

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
@@ -319,4 +321,99 @@ policies:
 	if _, err := getConfigMap(t, ns, "a"); err != nil {
 		t.Fatalf("rolled back to alpha, which delivers ConfigMap a: %v", err)
 	}
+}
+
+// waitUnsupportedPolicy waits for the Application to be refused with
+// reason UnsupportedPolicy naming the policy, with its event, and checks
+// that nothing of the version was applied.
+func waitUnsupportedPolicy(t *testing.T, ns, app, policyName, configMap string) string {
+	t.Helper()
+	var msg string
+	eventually(t, 30*time.Second, "Rendered=False, UnsupportedPolicy", func() error {
+		c, err := condition(t, ns, app, v1beta1.ConditionRendered)
+		if err != nil {
+			return err
+		}
+		if c.Status != "False" || c.Reason != v1beta1.ReasonUnsupportedPolicy {
+			return fmt.Errorf("Rendered %s/%s: %s", c.Status, c.Reason, c.Message)
+		}
+		msg = c.Message
+		return nil
+	})
+	if !strings.Contains(msg, `"`+policyName+`"`) {
+		t.Errorf("condition message %q does not name the policy %q", msg, policyName)
+	}
+	waitEvent(t, ns, app, v1beta1.ReasonUnsupportedPolicy)
+	time.Sleep(2 * time.Second)
+	if _, err := getConfigMap(t, ns, configMap); !apierrors.IsNotFound(err) {
+		t.Fatalf("the ConfigMap of a refused version was applied: %v", err)
+	}
+	return msg
+}
+
+// KubeVela's replication policy renders each selected component once per
+// key. Steward does not carry it out: the Application is refused, naming
+// the policy, instead of rendering one copy with an empty replicaKey.
+func TestPolicy_ReplicationIsRefusedNamingThePolicy(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: rep}\nspec:"+indent(`
+components:
+  - {name: cfg, type: test-config, properties: {name: cfg, data: {v: one}}}
+policies:
+  - {name: per-region, type: replication, properties: {keys: [eu, us], selector: [cfg]}}
+workflow:
+  steps:
+    - {name: deploy, type: deploy, properties: {policies: [per-region]}}
+`))
+	msg := waitUnsupportedPolicy(t, ns, "rep", "per-region", "cfg")
+	if !strings.Contains(msg, "replicaKey") {
+		t.Errorf("condition message %q does not say what replication does", msg)
+	}
+}
+
+// An Application-scoped PolicyDefinition (KubeVela transforms the
+// Application with it before rendering) is refused, naming the policy;
+// a global one, which no Application names, is reported on the
+// definition itself, with a Warning event.
+func TestPolicy_ApplicationScopedAndGlobalPoliciesAreReportedNotIgnored(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	const template = "output: {labels: {team: \"a\"}}\nparameter: {}\n"
+	for name, extra := range map[string]string{"add-labels": "scope: Application", "everywhere": "global: true\n  scope: Application"} {
+		createFromYAML(t, ns, fmt.Sprintf("metadata: {name: %s}\nspec:\n  %s\n  schematic: {cue: {template: %q}}\n", name, extra, template), &v1beta1.PolicyDefinition{})
+	}
+	createApp(t, ns, "metadata: {name: scoped}\nspec:"+indent(`
+components:
+  - {name: cfg, type: test-config, properties: {name: cfg, data: {v: one}}}
+policies:
+  - {name: labels, type: add-labels}
+`))
+	msg := waitUnsupportedPolicy(t, ns, "scoped", "labels", "cfg")
+	if !strings.Contains(msg, "Application-scoped") {
+		t.Errorf("condition message %q does not say why", msg)
+	}
+	eventually(t, 30*time.Second, "the global PolicyDefinition Ready=False, UnsupportedPolicy", func() error {
+		var def v1beta1.PolicyDefinition
+		if err := testClient.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "everywhere"}, &def); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(def.Status.Conditions, v1beta1.ConditionReady)
+		if c == nil || c.Status != "False" || c.Reason != v1beta1.ReasonUnsupportedPolicy || !strings.Contains(c.Message, "global") {
+			return fmt.Errorf("Ready: %+v", c)
+		}
+		return nil
+	})
+	eventually(t, 15*time.Second, "a Warning event on the global PolicyDefinition", func() error {
+		var list eventsv1.EventList
+		if err := testClient.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.Regarding.Name == "everywhere" && e.Reason == v1beta1.ReasonUnsupportedPolicy && e.Type == corev1.EventTypeWarning {
+				return nil
+			}
+		}
+		return errNotYet
+	})
 }

@@ -69,3 +69,39 @@ components:
 		t.Fatalf("the delivered version: %v %v, want it kept with v=one", cm.Data, err)
 	}
 }
+
+// An apply-application step, as older KubeVela workflows write it,
+// applies every component, as a deploy step does: before the fix the
+// Application was refused as an unsupported step type. Here it runs
+// before a suspend step, which then holds the workflow.
+func TestWorkflow_ApplyApplicationStepAppliesEveryComponent(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: legacy}\nspec:"+indent(`
+components:
+  - {name: one, type: test-config, properties: {name: one, data: {v: one}}}
+  - {name: two, type: test-config, properties: {name: two, data: {v: two}}}
+workflow:
+  steps:
+    - {name: apply, type: apply-application}
+    - {name: hold, type: suspend}
+`))
+	eventually(t, 30*time.Second, "both ConfigMaps applied", func() error {
+		for _, name := range []string{"one", "two"} {
+			if _, err := getConfigMap(t, ns, name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	eventually(t, 30*time.Second, "the workflow held at the suspend step", func() error {
+		app := getApp(t, ns, "legacy")
+		if app.Status.Workflow == nil || !app.Status.Workflow.Suspend {
+			return errNotYet
+		}
+		return nil
+	})
+	if c, err := condition(t, ns, "legacy", v1beta1.ConditionRendered); err != nil || c.Status != "True" {
+		t.Fatalf("Rendered: %+v %v", c, err)
+	}
+}

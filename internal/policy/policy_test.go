@@ -126,3 +126,31 @@ func TestApplyOncePaths(t *testing.T) {
 		t.Errorf("disabled = %v", got)
 	}
 }
+
+func TestUnsupported_NamesThePolicy(t *testing.T) {
+	app := &v1beta1.Application{}
+	app.Spec.Policies = []v1beta1.AppPolicy{{Name: "gc", Type: TypeGarbageCollect}, {Name: "custom", Type: "my-policy"}}
+	appScoped := &v1beta1.PolicyDefinition{}
+	appScoped.Namespace, appScoped.Name, appScoped.Spec.Scope = "vela-system", "add-labels", v1beta1.PolicyScopeApplication
+	defs := map[string]*v1beta1.PolicyDefinition{"my-policy": {}, "add-labels": appScoped}
+	if err := Unsupported(app, defs); err != nil {
+		t.Fatalf("supported policies refused: %v", err)
+	}
+	// A replication policy no deploy step names does nothing, as in KubeVela.
+	app.Spec.Policies = []v1beta1.AppPolicy{{Name: "p", Type: TypeReplication}}
+	if err := Unsupported(app, defs); err != nil {
+		t.Fatalf("a replication policy no deploy step names refused: %v", err)
+	}
+	app.Spec.Workflow = &v1beta1.Workflow{Steps: []v1beta1.WorkflowStep{{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "g", Type: v1beta1.WorkflowStepTypeStepGroup},
+		SubSteps: []v1beta1.WorkflowStepBase{{Name: "d", Type: v1beta1.WorkflowStepTypeDeploy, Properties: &runtime.RawExtension{Raw: []byte(`{"policies":["p"]}`)}}}}}}
+	for typ, want := range map[string]string{TypeReplication: `policy "p" (replication)`, "add-labels": "Application-scoped"} {
+		app.Spec.Policies = []v1beta1.AppPolicy{{Name: "p", Type: typ}}
+		err := Unsupported(app, defs)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", typ, err, want)
+		}
+	}
+	if UnsupportedDefinition(&v1beta1.PolicyDefinition{Spec: v1beta1.PolicyDefinitionSpec{Global: true}}) == "" || UnsupportedDefinition(appScoped) == "" || UnsupportedDefinition(&v1beta1.PolicyDefinition{}) != "" {
+		t.Error("UnsupportedDefinition")
+	}
+}

@@ -27,7 +27,7 @@ func (e *UnsupportedError) Error() string {
 	if e.Step != "" {
 		where = fmt.Sprintf("workflow step %q", e.Step)
 	}
-	return fmt.Sprintf("%s: %s is not supported by Steward, which runs deploy, apply-component, apply-object, suspend, step-group and depends-on-app steps; nothing of this version is applied. Remove it, or see docs/md", where, e.What)
+	return fmt.Sprintf("%s: %s is not supported by Steward, which runs deploy, apply-application, apply-component, apply-object, suspend, step-group and depends-on-app steps; nothing of this version is applied. Remove it, or see docs/md", where, e.What)
 }
 
 // Check refuses a workflow with an instruction Steward would not
@@ -104,6 +104,9 @@ func checkOne(name string, s v1beta1.WorkflowStepBase) error {
 			return &InvalidWorkflowError{Err: fmt.Errorf("step %q: depends-on-app needs properties.name, the Application to wait for", name)}
 		}
 		return nil
+	case v1beta1.WorkflowStepTypeApplyApplication:
+		// Of runs one without properties as a deploy step.
+		return &UnsupportedError{Step: name, What: "apply-application properties (the step takes none; it applies every component)"}
 	}
 	return checkStep(name, s)
 }

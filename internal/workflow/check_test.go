@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	"github.com/steward-oam/steward/api/v1beta1"
@@ -91,5 +92,29 @@ func TestCheck_RefusesWhatWouldBeSkipped(t *testing.T) {
 				t.Errorf("Resolve: %v, want the refusal", err)
 			}
 		})
+	}
+}
+
+func TestOf_ApplyApplicationIsADeployStep(t *testing.T) {
+	app := &v1beta1.Application{}
+	app.Spec.Workflow = &v1beta1.Workflow{Steps: []v1beta1.WorkflowStep{
+		{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "apply", Type: v1beta1.WorkflowStepTypeApplyApplication}},
+		{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "group", Type: v1beta1.WorkflowStepTypeStepGroup},
+			SubSteps: []v1beta1.WorkflowStepBase{{Name: "sub", Type: v1beta1.WorkflowStepTypeApplyApplication, Properties: &runtime.RawExtension{Raw: []byte(`{}`)}}}},
+	}}
+	wf := workflow.Of(app)
+	if wf.Steps[0].Type != v1beta1.WorkflowStepTypeDeploy || wf.Steps[1].SubSteps[0].Type != v1beta1.WorkflowStepTypeDeploy {
+		t.Fatalf("steps %+v, want deploy steps", wf.Steps)
+	}
+	if app.Spec.Workflow.Steps[0].Type != v1beta1.WorkflowStepTypeApplyApplication {
+		t.Error("Of changed the Application's own workflow")
+	}
+	if err := workflow.Check(wf); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	// With properties (it takes none) it is refused, not run as something else.
+	app.Spec.Workflow.Steps[0].Properties = &runtime.RawExtension{Raw: []byte(`{"component":"x"}`)}
+	if err := workflow.Check(workflow.Of(app)); err == nil || !strings.Contains(err.Error(), "apply-application properties") {
+		t.Fatalf("Check: %v, want apply-application properties refused", err)
 	}
 }

@@ -18,10 +18,16 @@ import (
 // is one deploy step, delivered in one pass with the components in
 // dependency order, as KubeVela's generated apply-component steps do),
 // and the Application's own (possibly nil) workflow is returned.
+//
+// An apply-application step (KubeVela's older step that applies every
+// component and waits for each to be healthy) is returned as a deploy
+// step without properties, which does the same: every component, on the
+// hub, in dependency order, waiting for health. One with properties is
+// left as it is, and Check refuses it.
 func Of(app *v1beta1.Application) *v1beta1.Workflow {
 	wf := app.Spec.Workflow
 	if !Generated(app) {
-		return wf
+		return withApplyApplication(wf)
 	}
 	var topologies, overrides []string
 	for _, p := range app.Spec.Policies {
@@ -115,4 +121,57 @@ func OnePass(app *v1beta1.Application) (steps []v1beta1.WorkflowStepBase, mode s
 			Properties: &runtime.RawExtension{Raw: props}, DependsOn: c.DependsOn})
 	}
 	return steps, mode
+}
+
+// withApplyApplication returns wf with each apply-application step
+// without properties as a deploy step; wf itself when it has none.
+func withApplyApplication(wf *v1beta1.Workflow) *v1beta1.Workflow {
+	if wf == nil {
+		return nil
+	}
+	rewrite := func(s *v1beta1.WorkflowStepBase) bool {
+		if s.Type != v1beta1.WorkflowStepTypeApplyApplication || !emptyProperties(s.Properties) {
+			return false
+		}
+		s.Type = v1beta1.WorkflowStepTypeDeploy
+		s.Properties = nil
+		return true
+	}
+	var out *v1beta1.Workflow
+	for i := range wf.Steps {
+		for j := -1; j < len(wf.Steps[i].SubSteps); j++ {
+			var base v1beta1.WorkflowStepBase
+			if j < 0 {
+				base = wf.Steps[i].WorkflowStepBase
+			} else {
+				base = wf.Steps[i].SubSteps[j]
+			}
+			if !rewrite(&base) {
+				continue
+			}
+			if out == nil {
+				out = wf.DeepCopy()
+			}
+			if j < 0 {
+				out.Steps[i].WorkflowStepBase = base
+			} else {
+				out.Steps[i].SubSteps[j] = base
+			}
+		}
+	}
+	if out == nil {
+		return wf
+	}
+	return out
+}
+
+func emptyProperties(p *runtime.RawExtension) bool {
+	if p == nil {
+		return true
+	}
+	switch string(p.Raw) {
+	case "", "{}", "null":
+		return true
+	}
+	return false
 }

@@ -113,6 +113,11 @@ type object struct {
 	// Untracked: kept after its Application was deleted (gc never or
 	// read-only); no tracker lists it any more.
 	Untracked bool
+	// RecordedSkip: the last version that rendered it recorded it skipGC
+	// (gc never or read-only). The record stays when the component
+	// leaves the spec, and the newest record decides on deletion
+	// (docs/concepts.md), whatever the rule says later.
+	RecordedSkip bool
 }
 
 func (o *object) String() string {
@@ -176,6 +181,7 @@ func (w *world) settle(app *appModel, deleted bool) {
 			// edit, or an earlier read-only rule left.
 			o.CheckContent = !app.Spec.ReadOnly[o.Comp] && !app.Spec.ApplyOnce[o.Comp]
 			o.Kept, o.Untracked = false, false
+			o.RecordedSkip = eff.GC[o.Comp] == "never" || eff.ReadOnly[o.Comp]
 			continue
 		}
 		if o.State == absent {
@@ -190,7 +196,7 @@ func (w *world) settle(app *appModel, deleted bool) {
 		// marked skipGC, or when the policies as they are now say so").
 		recordedKeep := eff.GC[o.Comp] == "never" || eff.ReadOnly[o.Comp]
 		switch {
-		case deleted && (rule == "never" || readOnly || recordedKeep):
+		case deleted && (rule == "never" || readOnly || recordedKeep || o.RecordedSkip):
 			o.Untracked = true
 		case deleted && o.State == undetermined:
 			// Its keep rule was removed after it left the spec: the record
@@ -213,7 +219,8 @@ func (w *world) settle(app *appModel, deleted bool) {
 		k := objKey(c.kind(), name)
 		if _, ok := w.Objects[k]; !ok && app.Exists && !deleted {
 			w.Objects[k] = &object{App: app.Name, Comp: name, Kind: c.kind(), Name: name,
-				State: present, Value: c.Value, CheckContent: !app.Spec.ReadOnly[name] && !app.Spec.ApplyOnce[name]}
+				State: present, Value: c.Value, CheckContent: !app.Spec.ReadOnly[name] && !app.Spec.ApplyOnce[name],
+				RecordedSkip: eff.GC[name] == "never" || eff.ReadOnly[name]}
 		}
 	}
 }
