@@ -29,24 +29,13 @@ func Of(app *v1beta1.Application) *v1beta1.Workflow {
 	if !Generated(app) {
 		return withApplyApplication(wf)
 	}
-	var topologies, overrides []string
-	for _, p := range app.Spec.Policies {
-		switch p.Type {
-		case v1beta1.PolicyTypeTopology:
-			topologies = append(topologies, p.Name)
-		case v1beta1.PolicyTypeOverride:
-			overrides = append(overrides, p.Name)
-		}
-	}
+	topologies, overrides := policyNames(app)
 	out := &v1beta1.Workflow{}
 	if wf != nil {
 		out.Mode = wf.Mode
 	}
 	for _, t := range topologies {
-		props, _ := json.Marshal(map[string]any{"policies": append(append([]string{}, overrides...), t)})
-		out.Steps = append(out.Steps, v1beta1.WorkflowStep{WorkflowStepBase: v1beta1.WorkflowStepBase{
-			Name: "deploy-" + t, Type: v1beta1.WorkflowStepTypeDeploy, Properties: &runtime.RawExtension{Raw: props},
-		}})
+		out.Steps = append(out.Steps, v1beta1.WorkflowStep{WorkflowStepBase: deployStep("deploy-"+t, append(append([]string{}, overrides...), t))})
 	}
 	return out
 }
@@ -89,23 +78,12 @@ func OnePass(app *v1beta1.Application) (steps []v1beta1.WorkflowStepBase, mode s
 	if wf == nil {
 		mode = ModeDAGName + "-" + ModeDAGName
 	}
-	var topologies, overrides []string
+	topologies, overrides := policyNames(app)
 	refObjects := false
-	for _, p := range app.Spec.Policies {
-		switch p.Type {
-		case v1beta1.PolicyTypeTopology:
-			topologies = append(topologies, p.Name)
-		case v1beta1.PolicyTypeOverride:
-			overrides = append(overrides, p.Name)
-		}
-	}
 	for _, c := range app.Spec.Components {
 		refObjects = refObjects || c.Type == "ref-objects"
 	}
-	deploy := func(name string, policies []string) v1beta1.WorkflowStepBase {
-		props, _ := json.Marshal(map[string]any{"policies": policies})
-		return v1beta1.WorkflowStepBase{Name: name, Type: v1beta1.WorkflowStepTypeDeploy, Properties: &runtime.RawExtension{Raw: props}}
-	}
+	deploy := deployStep
 	for _, t := range topologies {
 		steps = append(steps, deploy("deploy-"+t, append(append([]string{}, overrides...), t)))
 	}
@@ -174,4 +152,24 @@ func emptyProperties(p *runtime.RawExtension) bool {
 		return true
 	}
 	return false
+}
+
+// policyNames returns the names of an Application's topology and override
+// policies, in order.
+func policyNames(app *v1beta1.Application) (topologies, overrides []string) {
+	for _, p := range app.Spec.Policies {
+		switch p.Type {
+		case v1beta1.PolicyTypeTopology:
+			topologies = append(topologies, p.Name)
+		case v1beta1.PolicyTypeOverride:
+			overrides = append(overrides, p.Name)
+		}
+	}
+	return topologies, overrides
+}
+
+// deployStep is a deploy step with the given policies.
+func deployStep(name string, policies []string) v1beta1.WorkflowStepBase {
+	props, _ := json.Marshal(map[string]any{"policies": policies})
+	return v1beta1.WorkflowStepBase{Name: name, Type: v1beta1.WorkflowStepTypeDeploy, Properties: &runtime.RawExtension{Raw: props}}
 }
