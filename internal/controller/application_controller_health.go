@@ -57,13 +57,18 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 	app := client.ObjectKeyFromObject(s.app)
 	var cached []cachedHealth
 	s.health = map[string]componentHealth{}
+	s.workloads, s.defs = nil, defs
 	for _, comp := range s.app.Spec.Components {
 		for _, g := range s.byClusterAndStep(entries) {
-			manifests := componentManifests(g.entries, comp.Name)
+			manifests, wl := manifestsAndWorkload(g.entries, comp.Name)
 			if len(manifests) == 0 {
 				continue
 			}
 			k := healthKey(comp.Name, g.cluster, g.step)
+			if wl != nil {
+				// For dispatchPostTraits, which renders over it.
+				s.workloads = append(s.workloads, placedWorkload{key: k, component: comp.Name, cluster: g.cluster, step: g.step, entry: *wl})
+			}
 			fp := healthFingerprint(s, defs, comp, g.entries, unread)
 			if h, ok := r.health.get(app, k, fp); ok {
 				s.health[k] = h
@@ -229,8 +234,16 @@ func (r *ApplicationReconciler) liveOrNil(s *scope, e v1beta1.ManagedResource) *
 // componentManifests returns the recorded manifests of a component, in
 // entry order.
 func componentManifests(entries []v1beta1.ManagedResource, component string) []*unstructured.Unstructured {
+	out, _ := manifestsAndWorkload(entries, component)
+	return out
+}
+
+// manifestsAndWorkload is componentManifests with the component's
+// workload entry (nil when it has none).
+func manifestsAndWorkload(entries []v1beta1.ManagedResource, component string) ([]*unstructured.Unstructured, *v1beta1.ManagedResource) {
 	var out []*unstructured.Unstructured
-	for _, e := range entries {
+	var workload *v1beta1.ManagedResource
+	for i, e := range entries {
 		if e.Component != component || e.Deleted || e.Data == nil {
 			continue
 		}
@@ -238,9 +251,12 @@ func componentManifests(entries []v1beta1.ManagedResource, component string) []*
 		if err != nil || m == nil {
 			continue
 		}
+		if trait, name := render.OutputOf(m); workload == nil && e.Trait == "" && trait == "" && name == "" {
+			workload = &entries[i]
+		}
 		out = append(out, m)
 	}
-	return out
+	return out, workload
 }
 
 // kstatusAll is healthy when every object is ready by kstatus rules. The

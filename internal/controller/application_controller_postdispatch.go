@@ -16,7 +16,6 @@ import (
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cueeval"
 	"github.com/steward-oam/steward/internal/delivery"
-	"github.com/steward-oam/steward/internal/inventory"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
 )
@@ -125,75 +124,70 @@ func (r *ApplicationReconciler) dispatchPostTraits(ctx context.Context, s *scope
 		s.current.Spec.ApplicationGeneration != s.app.Generation || s.flowErr != nil {
 		return nil
 	}
-	if !slices.ContainsFunc(s.app.Spec.Components, func(c v1beta1.ApplicationComponent) bool { return len(c.Traits) > 0 }) {
+	if len(s.workloads) == 0 {
 		return nil
 	}
-	defs, err := r.resolveDefinitions(ctx, s.app)
-	if err != nil {
-		s.setRetry(err)
+	defs := s.defs
+	if !slices.ContainsFunc(s.app.Spec.Components, func(c v1beta1.ApplicationComponent) bool { return postDispatchTraits(c, defs) != nil }) {
 		return nil
 	}
-	entries, err := inventory.AppliedOf(s.current, s.root)
-	if err != nil {
-		return nil
-	}
-	entries = slices.DeleteFunc(entries, s.gatedEntry)
 	unread := make(map[tracker.Key]string, len(s.keep.unread))
 	for _, u := range s.keep.unread {
 		unread[u.key] = u.resourceVersion
 	}
-	renders := postRenders(s.current)
+	comps := make(map[string]v1beta1.ApplicationComponent, len(s.app.Spec.Components))
+	for _, c := range s.app.Spec.Components {
+		comps[c.Name] = c
+	}
+	var renders map[string]postRender
 	appKey := client.ObjectKeyFromObject(s.app)
 	digests := map[string]string{}
 	var objs []delivery.Object
 	var placements []postPlacement
-	for _, comp := range s.app.Spec.Components {
+	for _, w := range s.workloads {
+		comp := comps[w.component]
 		post := postDispatchTraits(comp, defs)
 		if post == nil {
 			continue
 		}
-		for _, g := range s.byClusterAndStep(entries) {
-			key := healthKey(comp.Name, g.cluster, g.step)
-			if h, ok := s.health[key]; !ok || !h.workloadHealthy {
+		if h, ok := s.health[w.key]; !ok || !h.workloadHealthy {
+			continue
+		}
+		wkey := tracker.KeyOf(w.entry)
+		rv := unread[wkey]
+		if live := s.keep.live[wkey]; live != nil {
+			rv = live.GetResourceVersion()
+		}
+		digest := postDigest(comp, defs, post, rv) + "/" + s.current.Name
+		if r.postDigests.get(appKey, w.key) == digest {
+			continue
+		}
+		if s.keep.live[wkey] == nil {
+			if _, complete := r.readUnread(ctx, s, comp.Name, []v1beta1.ManagedResource{w.entry}, unread); !complete {
 				continue
 			}
-			wl := workloadEntry(g.entries, comp.Name)
-			if wl == nil {
-				continue
-			}
-			wkey := tracker.KeyOf(*wl)
-			rv := unread[wkey]
-			if live := s.keep.live[wkey]; live != nil {
-				rv = live.GetResourceVersion()
-			}
-			digest := postDigest(comp, defs, post, rv) + "/" + s.current.Name
-			if r.postDigests.get(appKey, key) == digest {
-				continue
-			}
-			if s.keep.live[wkey] == nil {
-				if _, complete := r.readUnread(ctx, s, comp.Name, []v1beta1.ManagedResource{*wl}, unread); !complete {
-					continue
-				}
-			}
-			live := s.keep.live[wkey]
-			if live == nil {
-				continue
-			}
-			auxes, err := r.Renderer.RenderPostDispatch(s.app, comp.Name, live.GetNamespace(), defs, r.healthContext(s), live)
-			if errors.Is(err, cueeval.ErrUnavailable) {
-				return err
-			}
-			pr := postRender{}
-			digests[key] = digest
-			if err != nil {
-				pr.Err = err.Error()
-				ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Skip: PostDispatch traits do not render yet", "component", comp.Name, "cluster", g.cluster, "error", pr.Err)
-			}
-			renders[key] = pr
-			placements = append(placements, postPlacement{component: comp.Name, cluster: g.cluster, step: g.step, traits: post})
-			for _, a := range auxes {
-				objs = append(objs, delivery.Object{Cluster: g.cluster, Component: comp.Name, Trait: a.Trait, Step: g.step, Object: a.Object})
-			}
+		}
+		live := s.keep.live[wkey]
+		if live == nil {
+			continue
+		}
+		auxes, err := r.Renderer.RenderPostDispatch(s.app, comp.Name, live.GetNamespace(), defs, r.healthContext(s), live)
+		if errors.Is(err, cueeval.ErrUnavailable) {
+			return err
+		}
+		if renders == nil {
+			renders = postRenders(s.current)
+		}
+		pr := postRender{}
+		digests[w.key] = digest
+		if err != nil {
+			pr.Err = err.Error()
+			ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Skip: PostDispatch traits do not render yet", "component", comp.Name, "cluster", w.cluster, "error", pr.Err)
+		}
+		renders[w.key] = pr
+		placements = append(placements, postPlacement{component: comp.Name, cluster: w.cluster, step: w.step, traits: post})
+		for _, a := range auxes {
+			objs = append(objs, delivery.Object{Cluster: w.cluster, Component: comp.Name, Trait: a.Trait, Step: w.step, Object: a.Object})
 		}
 	}
 	if len(placements) == 0 {
@@ -206,6 +200,12 @@ func (r *ApplicationReconciler) dispatchPostTraits(ctx context.Context, s *scope
 		r.postDigests.put(appKey, k, d)
 	}
 	return nil
+}
+
+// placedWorkload is a component's workload in one placement (health key).
+type placedWorkload struct {
+	key, component, cluster, step string
+	entry                         v1beta1.ManagedResource
 }
 
 // postPlacement is one placement whose PostDispatch traits rendered anew.
@@ -277,23 +277,6 @@ func (r *ApplicationReconciler) recordPostTraits(ctx context.Context, s *scope, 
 		log.Info("Recorded PostDispatch traits", "component", p.component, "cluster", p.cluster, "tracker", s.current.Name)
 	}
 	s.postRecorded = true
-	return nil
-}
-
-// workloadEntry is a component's workload among entries.
-func workloadEntry(entries []v1beta1.ManagedResource, comp string) *v1beta1.ManagedResource {
-	for i, e := range entries {
-		if e.Component != comp || e.Trait != "" || e.Deleted || e.Data == nil {
-			continue
-		}
-		m, err := tracker.Manifest(e)
-		if err != nil || m == nil {
-			continue
-		}
-		if trait, name := render.OutputOf(m); trait == "" && name == "" {
-			return &entries[i]
-		}
-	}
 	return nil
 }
 

@@ -74,6 +74,10 @@ type scope struct {
 	// finalizerAdded is true when this pass added Steward's finalizer:
 	// the Application may have been deleted as it was (see application_controller_vanished.go).
 	finalizerAdded bool
+	// workloads are the workload entries health found, per placement,
+	// and defs the definitions it resolved: dispatchPostTraits reuses them.
+	workloads []placedWorkload
+	defs      render.Definitions
 	// postRecorded is true when PostDispatch traits recorded objects in
 	// this pass: the next pass, at once, applies them.
 	postRecorded bool
