@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -161,7 +161,9 @@ func onePassStep(s *scope, step v1beta1.WorkflowStepBase) (phase, message string
 		}
 	}
 	if len(unhealthy) > 0 {
-		return v1beta1.WorkflowStepRunning, "waiting for components to become healthy: " + strings.Join(sortedUnique(unhealthy), "; ")
+		slices.Sort(unhealthy)
+		unhealthy = slices.DeleteFunc(slices.Compact(unhealthy), func(m string) bool { return m == "" })
+		return v1beta1.WorkflowStepRunning, "waiting for components to become healthy: " + strings.Join(unhealthy, "; ")
 	}
 	return v1beta1.WorkflowStepSucceeded, ""
 }
@@ -195,17 +197,4 @@ func stamp(ss, prev *v1beta1.StepStatus, now time.Time) {
 		ss.FirstExecuteTime = metav1.NewTime(now)
 	}
 	ss.LastExecuteTime = metav1.NewTime(now)
-}
-
-func sortedUnique(in []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range in {
-		if s != "" && !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
