@@ -77,8 +77,11 @@ func (l *Local) has(src Source) bool {
 // compiled before; hit says which.
 func (l *Local) compile(src Source) (c *compiled, hit bool) {
 	build := compileTemplate
-	if src.Part != PartTemplate {
+	switch {
+	case src.Part != PartTemplate:
 		build = compileStatus
+	case src.Kind == KindStep:
+		build = compileStep
 	}
 	if src.Version == "" {
 		return build(src.Text), false

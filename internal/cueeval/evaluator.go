@@ -91,6 +91,8 @@ type Request struct {
 	// Bools evaluates expressions to booleans; Values to concrete JSON.
 	Bools  *Expressions `json:"bools,omitempty"`
 	Values *Expressions `json:"values,omitempty"`
+	// Step evaluates a workflow step definition's template once.
+	Step *StepInput `json:"step,omitempty"`
 }
 
 // Describe names what the request evaluates, for messages.
@@ -110,6 +112,8 @@ func (r *Request) Describe() string {
 		return r.Bools.What
 	case r.Values != nil:
 		return r.Values.What
+	case r.Step != nil:
+		return r.Step.Source.Describe()
 	}
 	return "a CUE evaluation"
 }
@@ -132,6 +136,8 @@ func (r *Request) Sources() []*Source {
 		add(&r.Render.Source)
 	case r.Inspect != nil:
 		add(&r.Inspect.Source)
+	case r.Step != nil:
+		add(&r.Step.Source)
 	case r.Status != nil:
 		for _, s := range r.Status.parts() {
 			add(s)
@@ -187,6 +193,7 @@ type Response struct {
 	Inspection *Inspection   `json:"inspection,omitempty"`
 	Status     *StatusResult `json:"status,omitempty"`
 	Results    []ExprResult  `json:"results,omitempty"`
+	Step       *StepRound    `json:"step,omitempty"`
 	Cache      []CacheLookup `json:"cache,omitempty"`
 	Err        *Error        `json:"err,omitempty"`
 	Budget     *BudgetError  `json:"budget,omitempty"`

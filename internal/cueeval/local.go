@@ -39,6 +39,16 @@ func (l *Local) Evaluate(req *Request) (res *Response, err error) {
 		if c.err == nil {
 			res.Inspection = c.inspect(req.Inspect)
 		}
+	case req.Step != nil:
+		c := l.template(req.Step.Source, res)
+		if c.err != nil {
+			return nil, stepTemplateErr(req.Step.Source, c.err)
+		}
+		out, serr := c.step(req.Step)
+		if serr != nil {
+			return nil, serr
+		}
+		res.Step = out
 	case req.Status != nil:
 		res.Status = l.status(req.Status, res)
 	case req.Check != nil:

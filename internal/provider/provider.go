@@ -9,6 +9,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/go-logr/logr"
@@ -78,3 +79,7 @@ func (r Registry) With(others ...Registry) Registry {
 	}
 	return out
 }
+
+// ErrPending wraps the error of an action that started and is not done
+// yet (an object recorded, to be applied): the step runs again soon.
+var ErrPending = errors.New("pending")

@@ -293,6 +293,9 @@ func withoutTexts(req *cueeval.Request) *cueeval.Request {
 	case req.Inspect != nil:
 		in := *req.Inspect
 		out.Inspect = &in
+	case req.Step != nil:
+		in := *req.Step
+		out.Step = &in
 	case req.Status != nil:
 		in := *req.Status
 		for _, part := range []**cueeval.Source{&in.HealthPolicy, &in.CustomStatus, &in.Details} {

@@ -122,8 +122,13 @@ func (e *InvalidWorkflowError) Error() string {
 
 func (e *InvalidWorkflowError) Unwrap() error { return e.Err }
 
-// checkStep checks a deploy step.
+// checkStep checks a deploy step; a custom step (a step definition's
+// template) is checked when it runs, and the controller refuses a
+// version whose custom step types have no definition.
 func checkStep(name string, s v1beta1.WorkflowStepBase) error {
+	if !Native(s.Type) {
+		return nil
+	}
 	if s.Type != v1beta1.WorkflowStepTypeDeploy {
 		return &UnsupportedError{Step: name, What: fmt.Sprintf("step type %q", s.Type)}
 	}
@@ -263,7 +268,7 @@ func stepProperties(name, typ string, s v1beta1.WorkflowStepBase, known map[stri
 // a step that neither takes nor exports values: Steward passes them into
 // and out of apply-component and apply-object steps only.
 func checkStepFields(name string, s v1beta1.WorkflowStepBase) error {
-	if s.Type == v1beta1.WorkflowStepTypeApplyComponent || s.Type == v1beta1.WorkflowStepTypeApplyObject {
+	if s.Type == v1beta1.WorkflowStepTypeApplyComponent || s.Type == v1beta1.WorkflowStepTypeApplyObject || !Native(s.Type) {
 		return nil
 	}
 	var fields []string

@@ -56,7 +56,7 @@ type Data struct {
 // outputs: apply-component and apply-object steps, whose objects are
 // rendered with the values and read for them.
 func passesData(typ string) bool {
-	return typ == v1beta1.WorkflowStepTypeApplyComponent || typ == v1beta1.WorkflowStepTypeApplyObject
+	return !Native(typ) || typ == v1beta1.WorkflowStepTypeApplyComponent || typ == v1beta1.WorkflowStepTypeApplyObject
 }
 
 // TakesInputs reports whether a step of the flow takes inputs.
@@ -216,6 +216,11 @@ func waitFor(s *Step, level []Step, p, c int, dag bool, output string) error {
 // (apply-component: the component's properties) or under value
 // (apply-object: the object).
 func checkParameterKey(typ, key string) error {
+	if !Native(typ) {
+		// A custom step's parameterKey is a path into its parameter.
+		_, err := ParsePath(key)
+		return err
+	}
 	root := "properties"
 	if typ == v1beta1.WorkflowStepTypeApplyObject {
 		root = "value"
@@ -396,6 +401,21 @@ func (s Step) Fill(props map[string]any, values map[string]json.RawMessage) erro
 	return nil
 }
 
+// CustomParams returns a custom step's parameter: its properties with
+// its inputs set at their parameterKey, a path into the parameter.
+func (s Step) CustomParams(values map[string]json.RawMessage) (json.RawMessage, error) {
+	props := map[string]any{}
+	if len(s.Properties) > 0 && string(s.Properties) != "null" {
+		if err := json.Unmarshal(s.Properties, &props); err != nil {
+			return nil, fmt.Errorf("step %q: properties: %w", s.Name, err)
+		}
+	}
+	if err := s.Fill(props, values); err != nil {
+		return nil, err
+	}
+	return json.Marshal(props)
+}
+
 // Export evaluates a step's outputs over scope (output, outputs) with
 // ev and returns their values as JSON; an expression that does not
 // evaluate to a concrete value (a field not there yet, such as a status
@@ -471,7 +491,7 @@ func (r *Run) inputsReady(s *Step, ss *v1beta1.StepStatus) bool {
 		ss.Message = fmt.Sprintf("input from %q: step %q, which exports it, did not succeed", in.From, producer)
 		return false
 	}
-	if !r.data.Rendered[s.Name] {
+	if !s.Custom && !r.data.Rendered[s.Name] {
 		ss.Message = renderMessage
 		if r.data.Blocked != "" {
 			ss.Message = r.data.Blocked

@@ -91,6 +91,10 @@ type Step struct {
 	Inputs []Input `json:"inputs,omitempty"`
 	// Outputs are the values the step exports once it succeeded.
 	Outputs []Output `json:"outputs,omitempty"`
+	// Custom is a step run from a WorkflowStepDefinition's template
+	// (its Type), with Properties as its parameter.
+	Custom     bool            `json:"custom,omitempty"`
+	Properties json.RawMessage `json:"properties,omitempty"`
 }
 
 // Encode returns a flow as it is recorded on a version's tracker.
@@ -145,7 +149,7 @@ func Gated(wf *v1beta1.Workflow) bool {
 			// each waiting for what it applies, as in KubeVela.
 			return true
 		}
-		return s.Type == v1beta1.WorkflowStepTypeDeploy && NotAuto(s.Properties) || s.If != "" || s.Timeout != "" || len(s.DependsOn) > 0
+		return s.Type == v1beta1.WorkflowStepTypeDeploy && NotAuto(s.Properties) || s.If != "" || s.Timeout != "" || len(s.DependsOn) > 0 || !Native(s.Type)
 	}
 	for _, s := range wf.Steps {
 		if gate(s.WorkflowStepBase) {
@@ -249,7 +253,7 @@ func (f Flow) each(fn func(s, parent *Step)) {
 // Delivers reports whether the step applies objects: a deploy, an
 // apply-component or an apply-object step. Its objects are recorded under
 // its name.
-func (s Step) Delivers() bool { return Delivers(s.Type) }
+func (s Step) Delivers() bool { return s.Custom || Delivers(s.Type) }
 
 // Delivers reports whether steps of a type apply objects: deploy,
 // apply-component and apply-object steps.

@@ -59,6 +59,11 @@ type Run struct {
 	// renderWanted is whether a step waits only for its objects to be
 	// rendered with the values it takes.
 	renderWanted bool
+	// verdicts are how the custom steps the controller ran ended
+	// (Settle); resumedCustom are those resumed after suspending
+	// themselves.
+	verdicts      map[string]Verdict
+	resumedCustom map[string]bool
 }
 
 // Advance starts the pass of revision: from the status of the run so far
@@ -369,6 +374,12 @@ func (r *Run) runStep(s *Step, ss *v1beta1.StepStatus) {
 		// Approved: it starts in this pass.
 		ss.Phase, ss.Message = v1beta1.WorkflowStepPending, ""
 	}
+	if s.Custom && ss.Phase == v1beta1.WorkflowStepSuspending {
+		// It suspended itself (a #Suspend action).
+		if r.timedOut(s, ss, ss.FirstExecuteTime) || !r.customSuspended(s, ss) {
+			return
+		}
+	}
 	// Its timeout counts from when it started.
 	if ss.Phase == v1beta1.WorkflowStepRunning && r.timedOut(s, ss, ss.LastExecuteTime) {
 		return
@@ -448,6 +459,13 @@ func (r *Run) Finish(judge func(step string) (done bool, message string), now ti
 	progressed := false
 	for _, name := range r.running {
 		ss := r.status[name]
+		if v, ok := r.verdicts[name]; ok {
+			s, _ := r.Step(name)
+			if r.settleCustom(&s, ss, v, now) {
+				progressed = true
+			}
+			continue
+		}
 		done, msg := judge(name)
 		if !done {
 			ss.Message = msg

@@ -78,7 +78,7 @@ func Steps(wf *v1beta1.Workflow) (Flow, error) {
 			err = &UnsupportedError{Step: s.Name, What: "a second step of the same name (each step of a workflow Steward runs step by step needs its own)"}
 		}
 		seen[s.Name] = true
-		delivers = delivers || s.Delivers()
+		delivers = delivers || Delivers(s.Type)
 	})
 	if err != nil {
 		return Flow{}, err
@@ -146,7 +146,13 @@ func parseStep(s v1beta1.WorkflowStepBase, names Namer) (Step, error) {
 		// controller fills in.
 		step.App = props.Namespace + "/" + props.Name
 	default:
-		return Step{}, fmt.Errorf("step %q: type %q is not run by Steward", step.Name, s.Type)
+		if Native(s.Type) {
+			return Step{}, fmt.Errorf("step %q: type %q is not run by Steward", step.Name, s.Type)
+		}
+		step.Custom = true
+		if s.Properties != nil && len(s.Properties.Raw) > 0 {
+			step.Properties = slices.Clone(s.Properties.Raw)
+		}
 	}
 	if s.Timeout != "" {
 		d, err := time.ParseDuration(s.Timeout)

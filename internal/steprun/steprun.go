@@ -1,0 +1,203 @@
+// Package steprun runs a custom workflow step: a WorkflowStepDefinition's
+// CUE template, evaluated in the sandbox's evaluators (within the
+// evaluation budget) one round at a time. Each round answers with the
+// provider actions that may run next, in dependency order; Run carries
+// them out with the provider handlers and evaluates again with their
+// results, until the template's builtin actions end the step (wait, fail,
+// suspend, break) or every action ran.
+//
+// Usage:
+//
+//	runner := steprun.Runner{Renderer: renderer, Providers: registry}
+//	outcome := runner.Run(ctx, env, steprun.Step{...})
+//	flow.Settle(step.Name, outcome.Verdict())
+package steprun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cueeval"
+	"github.com/steward-oam/steward/internal/provider"
+	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/workflow"
+)
+
+// MaxRounds bounds the evaluations of one run of a step: a template
+// whose actions chain deeper is failed, never run for ever.
+const MaxRounds = 32
+
+// MaxActions bounds the provider actions one run of a step carries out.
+const MaxActions = 64
+
+// Step reasons, in status.workflow.steps[].reason.
+const (
+	// ReasonAction: a provider action failed; the step waits and runs
+	// again (transient: a webhook down).
+	ReasonAction = "Action"
+	// ReasonUnsupported: the template asks for a provider action Steward
+	// does not carry out, or imports a package it does not provide.
+	ReasonUnsupported = "Unsupported"
+	// ReasonTemplate: the template does not evaluate with these
+	// properties.
+	ReasonTemplate = "Template"
+	// ReasonFail: the template's #Fail action failed the step.
+	ReasonFail = "Fail"
+	// ReasonWait: a #ConditionalWait is not met yet.
+	ReasonWait = "Wait"
+)
+
+// Runner runs custom steps.
+type Runner struct {
+	Renderer  *render.Renderer
+	Providers provider.Registry
+}
+
+// Step is one run of a custom step.
+type Step struct {
+	// Name and Type are the step's; Definition is its step definition.
+	Name       string
+	Type       string
+	Definition *metav1.ObjectMeta
+	Template   string
+	// Params is the step's parameter (properties with inputs filled in).
+	Params json.RawMessage
+	// Context is KubeVela's step context (name, namespace, appName,
+	// appRevision, stepName, stepSessionID, ...).
+	Context map[string]any
+	// Outputs are the step's outputs.
+	Outputs []workflow.Output
+	// Resumed says the step suspended itself and was resumed.
+	Resumed bool
+	// Started is when the step first ran: waits back off from it.
+	Started time.Time
+}
+
+// Outcome is how one run of a step ended.
+type Outcome struct {
+	workflow.Verdict
+	// Actions are the provider actions carried out, by name, in order.
+	Actions []string
+}
+
+// Run runs a step once, to its end or until it waits.
+func (r *Runner) Run(ctx context.Context, env *provider.Env, st Step) Outcome {
+	var out Outcome
+	ctxRaw, err := json.Marshal(st.Context)
+	if err != nil {
+		return failed(out, ReasonTemplate, fmt.Sprintf("step context: %v", err))
+	}
+	in := &cueeval.StepInput{
+		Source:  r.Renderer.StepSource(st.Definition, st.Template),
+		Context: ctxRaw,
+		Params:  st.Params,
+		Resumed: st.Resumed,
+	}
+	for _, o := range st.Outputs {
+		in.Outputs = append(in.Outputs, cueeval.NamedExpr{Name: o.Name, Expr: o.ValueFrom})
+	}
+	message := ""
+	for range MaxRounds {
+		round, rerr := r.Renderer.EvaluateStep(in, env.Namespace)
+		if rerr != nil {
+			if rerr.Reason == v1beta1.ReasonEvaluationBudgetExceeded {
+				return failed(out, v1beta1.ReasonEvaluationBudgetExceeded, rerr.Error())
+			}
+			if errors.Is(rerr, cueeval.ErrUnavailable) {
+				return waiting(out, st, ReasonTemplate, rerr.Error())
+			}
+			var up *cueeval.UnknownPackageError
+			if errors.As(rerr, &up) {
+				return failed(out, ReasonUnsupported, fmt.Sprintf("step definition %q %v", st.Type, rerr.Err))
+			}
+			return failed(out, ReasonTemplate, fmt.Sprintf("step definition %q: %v", st.Type, rerr.Err))
+		}
+		if round.Message != "" {
+			message = round.Message
+		}
+		switch round.Control {
+		case cueeval.StepWait:
+			msg := message
+			if msg == "" {
+				msg = "waiting for a condition of the step to be met"
+			}
+			return waiting(out, st, ReasonWait, msg)
+		case cueeval.StepFail:
+			msg := message
+			if msg == "" {
+				msg = "failed by the step"
+			}
+			return failed(out, ReasonFail, msg)
+		case cueeval.StepSuspend:
+			out.Phase, out.Message = v1beta1.WorkflowStepSuspending, message
+			if round.Duration != "" {
+				d, err := time.ParseDuration(round.Duration)
+				if err != nil || d <= 0 {
+					return failed(out, ReasonTemplate, fmt.Sprintf("suspend duration %q: want a positive duration such as 30s", round.Duration))
+				}
+				out.Duration = d
+			}
+			return out
+		case cueeval.StepBreak:
+			out.Phase, out.Message = v1beta1.WorkflowStepSucceeded, message
+			return out
+		}
+		if round.Done {
+			out.Phase, out.Message, out.Values = v1beta1.WorkflowStepSucceeded, message, round.Outputs
+			return out
+		}
+		for _, a := range round.Actions {
+			if len(out.Actions) >= MaxActions {
+				return failed(out, ReasonTemplate, fmt.Sprintf("the step ran %d provider actions, the most one run of a step may", MaxActions))
+			}
+			call := provider.Call{Provider: a.Provider, Do: a.Do, Params: a.Params}
+			out.Actions = append(out.Actions, call.Name())
+			if a.Legacy != "" && a.Provider == "op" {
+				// An application action of vela/op.
+				call.Provider = "op"
+			}
+			returns, err := r.Providers.Do(ctx, env, call)
+			var unsupported *provider.UnsupportedError
+			switch {
+			case errors.As(err, &unsupported):
+				return failed(out, ReasonUnsupported, fmt.Sprintf("step definition %q: %v", st.Type, err))
+			case errors.Is(err, provider.ErrPending):
+				return waiting(out, st, ReasonAction, err.Error())
+			case err != nil:
+				env.Log.V(1).Info("Workflow step action failed", "step", st.Name, "action", call.Name(), "error", err.Error())
+				return waiting(out, st, ReasonAction, fmt.Sprintf("%s at %s: %v", call.Name(), a.Path, err))
+			}
+			in.Done = append(in.Done, cueeval.ActionResult{Path: a.Path, Legacy: a.Legacy, Returns: returns})
+		}
+	}
+	return failed(out, ReasonTemplate, fmt.Sprintf("the step's actions did not end after %d rounds", MaxRounds))
+}
+
+func failed(out Outcome, reason, msg string) Outcome {
+	out.Phase, out.Reason, out.Message = v1beta1.WorkflowStepFailed, reason, msg
+	return out
+}
+
+// waiting leaves the step running, to run again after a back-off that
+// grows with how long it has waited: 1s doubling to a minute, as
+// KubeVela's workflow backs off.
+func waiting(out Outcome, st Step, reason, msg string) Outcome {
+	out.Phase, out.Reason, out.Message = v1beta1.WorkflowStepRunning, reason, msg
+	out.Retry = Backoff(time.Since(st.Started))
+	return out
+}
+
+// Backoff is how long a step that has waited for waited waits next.
+func Backoff(waited time.Duration) time.Duration {
+	d := time.Second
+	for d < time.Minute && d*2 <= waited {
+		d *= 2
+	}
+	return d
+}
