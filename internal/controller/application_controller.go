@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/steward-oam/steward/internal/provider"
 	"strings"
 	"time"
 
@@ -38,7 +39,11 @@ type ApplicationReconciler struct {
 	Registry *cluster.Registry
 	Trackers *tracker.Store
 	Renderer *render.Renderer
-	Recorder recorder.EventRecorder
+	// StepProviders carry out the provider actions of custom workflow
+	// steps (vela/http, vela/email, vela/config, vela/util); vela/kube's
+	// are the controller's own.
+	StepProviders provider.Registry
+	Recorder      recorder.EventRecorder
 	// ClusterVersion is context.clusterVersion for templates.
 	ClusterVersion render.ClusterVersion
 	Options        Options
@@ -117,6 +122,7 @@ func (r *ApplicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		{keepStage, r.keepState},
 		{stage(metrics.StageHealth), r.evaluateHealth},
 		{nil, r.dispatchPostTraits}, // after health: they wait for the workload's
+		{nil, r.runSteps},           // custom steps, after health: they may read what was applied
 		{nil, r.finishWorkflow},     // after health: a deploy step waits for it
 		{stage(metrics.StageGC), r.collectGarbage},
 	} {

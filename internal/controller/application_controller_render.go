@@ -113,6 +113,12 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 			s.setRetry(err)
 			return err
 		}
+		if err == nil {
+			if missing := r.missingStepDefinitions(ctx, s.app); missing != nil {
+				s.renderErr = missing
+				return nil
+			}
+		}
 		if err != nil {
 			reason := v1beta1.ReasonUnsupportedWorkflow
 			if errors.As(err, new(*cueeval.BudgetError)) {

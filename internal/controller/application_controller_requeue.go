@@ -126,7 +126,7 @@ func (r *ApplicationReconciler) requeue(s *scope) ctrl.Result {
 			after = f.Requeue
 		}
 	}
-	if s.postRecorded {
+	if s.postRecorded || s.stepRecorded {
 		// PostDispatch traits recorded objects: apply them now.
 		after = conflictRetry
 	}

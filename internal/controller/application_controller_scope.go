@@ -81,6 +81,9 @@ type scope struct {
 	// postRecorded is true when PostDispatch traits recorded objects in
 	// this pass: the next pass, at once, applies them.
 	postRecorded bool
+	// stepRecorded is true when a custom workflow step recorded objects
+	// in this pass: the next pass applies them at once.
+	stepRecorded bool
 	// statusWritten is true once the pass wrote its status: a deletion
 	// writes it before it removes the finalizer, not at the pass's end.
 	statusWritten bool

@@ -51,6 +51,9 @@ const (
 	ReasonFail = "Fail"
 	// ReasonWait: a #ConditionalWait is not met yet.
 	ReasonWait = "Wait"
+	// ReasonApplying: a kube action recorded objects, which are applied
+	// before the step runs again.
+	ReasonApplying = "Applying"
 )
 
 // Runner runs custom steps.
@@ -158,17 +161,15 @@ func (r *Runner) Run(ctx context.Context, env *provider.Env, st Step) Outcome {
 			}
 			call := provider.Call{Provider: a.Provider, Do: a.Do, Params: a.Params}
 			out.Actions = append(out.Actions, call.Name())
-			if a.Legacy != "" && a.Provider == "op" {
-				// An application action of vela/op.
-				call.Provider = "op"
-			}
 			returns, err := r.Providers.Do(ctx, env, call)
 			var unsupported *provider.UnsupportedError
 			switch {
 			case errors.As(err, &unsupported):
 				return failed(out, ReasonUnsupported, fmt.Sprintf("step definition %q: %v", st.Type, err))
 			case errors.Is(err, provider.ErrPending):
-				return waiting(out, st, ReasonAction, err.Error())
+				out = waiting(out, st, ReasonApplying, err.Error())
+				out.Retry = 0
+				return out
 			case err != nil:
 				env.Log.V(1).Info("Workflow step action failed", "step", st.Name, "action", call.Name(), "error", err.Error())
 				return waiting(out, st, ReasonAction, fmt.Sprintf("%s at %s: %v", call.Name(), a.Path, err))

@@ -150,3 +150,11 @@ func (r *Run) customSuspended(s *Step, ss *v1beta1.StepStatus) bool {
 	r.settleSuspend()
 	return true
 }
+
+// StepStatus returns the status of a step of the run, by name.
+func (r *Run) StepStatus(name string) (v1beta1.StepStatus, bool) {
+	if r == nil || r.status[name] == nil {
+		return v1beta1.StepStatus{}, false
+	}
+	return *r.status[name], true
+}

@@ -1,0 +1,454 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/definition"
+	"github.com/steward-oam/steward/internal/provider"
+	"github.com/steward-oam/steward/internal/steprun"
+	"github.com/steward-oam/steward/internal/tracker"
+	"github.com/steward-oam/steward/internal/workflow"
+)
+
+// runSteps runs, after keepState and health, the custom steps the run
+// reached (steps whose type is a WorkflowStepDefinition): each template
+// is evaluated within the evaluation budget and its provider actions are
+// carried out as the Application (its ServiceAccount, when it has one).
+// What a step's kube actions apply is recorded in the version's tracker
+// first; keepState applies it in the next pass, which runs the step again
+// and reads the object back, and from then on it is kept and
+// garbage-collected like any other object of the version. finishWorkflow
+// records how each step ended (workflow.Run.Settle).
+func (r *ApplicationReconciler) runSteps(ctx context.Context, s *scope) error {
+	custom := s.flow.Custom()
+	if len(custom) == 0 {
+		return nil
+	}
+	log := ctrl.LoggerFrom(ctx)
+	names := make([]string, 0, len(custom))
+	for name := range custom {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	defs, err := definition.ResolveSteps(ctx, r.Client, s.app, r.Options.SystemDefinitionNS)
+	for _, name := range names {
+		step, _ := s.flow.Step(name)
+		ss, _ := s.flow.StepStatus(name)
+		started := ss.FirstExecuteTime.Time
+		wait := func(msg string) {
+			s.flow.Settle(name, workflow.Verdict{Phase: v1beta1.WorkflowStepRunning, Reason: steprun.ReasonAction, Message: msg, Retry: steprun.Backoff(time.Since(started))})
+		}
+		def := defs[step.Type]
+		switch {
+		case err != nil:
+			wait(err.Error())
+			continue
+		case def == nil:
+			wait(fmt.Sprintf("waiting for WorkflowStepDefinition %q, in namespace %q or %q", step.Type, s.app.Namespace, r.Options.SystemDefinitionNS))
+			continue
+		case def.Spec.Schematic == nil || def.Spec.Schematic.CUE == nil:
+			s.flow.Settle(name, workflow.Verdict{Phase: v1beta1.WorkflowStepFailed, Reason: steprun.ReasonUnsupported,
+				Message: fmt.Sprintf("WorkflowStepDefinition %s/%s has no CUE template", def.Namespace, def.Name)})
+			continue
+		case s.identityErr != nil:
+			wait(s.identityErr.Error())
+			continue
+		}
+		local, cerr := s.clients.GetClient(ctx, v1beta1.ClusterLocal)
+		if cerr != nil {
+			wait(cerr.Error())
+			continue
+		}
+		params, perr := step.CustomParams(s.flow.Values())
+		if perr != nil {
+			s.flow.Settle(name, workflow.Verdict{Phase: v1beta1.WorkflowStepFailed, Reason: steprun.ReasonTemplate, Message: perr.Error()})
+			continue
+		}
+		env := &provider.Env{Namespace: s.app.Namespace, App: s.app.Name, Step: name, Client: local, Log: log.WithValues("step", name)}
+		runner := steprun.Runner{Renderer: r.Renderer, Providers: r.stepProviders().With(r.kubeActions(s, name))}
+		out := runner.Run(ctx, env, steprun.Step{
+			Name: name, Type: step.Type, Definition: &def.ObjectMeta, Template: def.Spec.Schematic.CUE.Template,
+			Params: params, Context: stepContext(s, name, ss.ID), Outputs: step.Outputs, Resumed: custom[name], Started: started,
+		})
+		log.V(decisionLevel).Info("Ran workflow step", "step", name, "type", step.Type, "phase", out.Phase, "reason", out.Reason, "message", out.Message, "actions", out.Actions)
+		if out.Phase == v1beta1.WorkflowStepSucceeded && len(out.Values) > 0 {
+			s.flow.Export(out.Values)
+			raw, _ := json.Marshal(runOutputs{Run: runKey(s.flow.Status), Values: s.flow.Values()})
+			if err := r.Trackers.Annotate(ctx, s.current, annotationWorkflowOutputs, string(raw)); err != nil {
+				wait("recording its outputs: " + err.Error())
+				continue
+			}
+		}
+		if out.Phase == v1beta1.WorkflowStepFailed {
+			r.Recorder.Eventf(s.app, nil, "Warning", "WorkflowStepFailed", "RunStep", "step %q (%s): %s", name, step.Type, out.Message)
+		}
+		s.flow.Settle(name, out.Verdict)
+		if out.Reason == steprun.ReasonApplying {
+			// It recorded objects: the next pass applies them and runs
+			// the step again.
+			s.stepRecorded = true
+		}
+	}
+	return nil
+}
+
+// stepContext is KubeVela's step context.
+func stepContext(s *scope, step, sessionID string) map[string]any {
+	rev := ""
+	if s.current != nil {
+		rev = liveRevision(s.app, s.current).Name
+	}
+	return map[string]any{
+		"name":           s.app.Name,
+		"namespace":      s.app.Namespace,
+		"appName":        s.app.Name,
+		"appRevision":    rev,
+		"workflowName":   s.app.Name,
+		"publishVersion": s.app.Annotations[v1beta1.AnnotationPublishVersion],
+		"stepName":       step,
+		"stepSessionID":  sessionID,
+		"spanID":         sessionID,
+		"appLabels":      nonNil(s.app.Labels),
+		"appAnnotations": nonNil(s.app.Annotations),
+	}
+}
+
+func nonNil(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+// kubeActions are the vela/kube actions of one step: reads, lists and
+// deletes go straight to the cluster as the Application; applies and
+// patches are recorded in the version's tracker, under the step, before
+// keepState applies them.
+func (r *ApplicationReconciler) kubeActions(s *scope, step string) provider.Registry {
+	return provider.Registry{
+		"kube.read": func(ctx context.Context, env *provider.Env, raw json.RawMessage) (json.RawMessage, error) {
+			var p struct {
+				Cluster string                     `json:"cluster"`
+				Value   *unstructured.Unstructured `json:"value"`
+			}
+			if err := json.Unmarshal(raw, &p); err != nil || p.Value == nil {
+				return nil, fmt.Errorf("parameters: want value, an object to read (%v)", err)
+			}
+			c, err := s.clients.GetClient(ctx, p.Cluster)
+			if err != nil {
+				return nil, err
+			}
+			obj := p.Value
+			defaultNamespace(obj, "default")
+			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+				if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+					return json.Marshal(map[string]any{"value": p.Value.Object, "err": err.Error()})
+				}
+				return nil, err
+			}
+			return json.Marshal(map[string]any{"value": obj.Object})
+		},
+		"kube.list": func(ctx context.Context, env *provider.Env, raw json.RawMessage) (json.RawMessage, error) {
+			var p struct {
+				Cluster  string `json:"cluster"`
+				Resource struct {
+					APIVersion string `json:"apiVersion"`
+					Kind       string `json:"kind"`
+				} `json:"resource"`
+				Filter struct {
+					Namespace      string            `json:"namespace"`
+					MatchingLabels map[string]string `json:"matchingLabels"`
+				} `json:"filter"`
+			}
+			if err := json.Unmarshal(raw, &p); err != nil {
+				return nil, fmt.Errorf("parameters: %w", err)
+			}
+			c, err := s.clients.GetClient(ctx, p.Cluster)
+			if err != nil {
+				return nil, err
+			}
+			list := &unstructured.UnstructuredList{}
+			list.SetAPIVersion(p.Resource.APIVersion)
+			list.SetKind(p.Resource.Kind + "List")
+			if err := c.List(ctx, list, client.InNamespace(p.Filter.Namespace), client.MatchingLabels(p.Filter.MatchingLabels)); err != nil {
+				return json.Marshal(map[string]any{"values": list.UnstructuredContent(), "err": err.Error()})
+			}
+			return json.Marshal(map[string]any{"values": list.UnstructuredContent()})
+		},
+		"kube.delete": func(ctx context.Context, env *provider.Env, raw json.RawMessage) (json.RawMessage, error) {
+			var p struct {
+				Cluster string                     `json:"cluster"`
+				Value   *unstructured.Unstructured `json:"value"`
+				Filter  *struct {
+					Namespace      string            `json:"namespace"`
+					MatchingLabels map[string]string `json:"matchingLabels"`
+				} `json:"filter"`
+			}
+			if err := json.Unmarshal(raw, &p); err != nil || p.Value == nil {
+				return nil, fmt.Errorf("parameters: want value, the object (or kind) to delete (%v)", err)
+			}
+			c, err := s.clients.GetClient(ctx, p.Cluster)
+			if err != nil {
+				return nil, err
+			}
+			obj := p.Value
+			defaultNamespace(obj, "default")
+			if p.Filter != nil {
+				ns := p.Filter.Namespace
+				err = c.DeleteAllOf(ctx, obj, client.InNamespace(ns), client.MatchingLabels(p.Filter.MatchingLabels), client.PropagationPolicy("Background"))
+				env.Log.V(decisionLevel).Info("Deleted by a workflow step: every object matching its filter", "kind", obj.GetKind(), "namespace", ns, "labels", p.Filter.MatchingLabels, "error", errString(err))
+			} else {
+				if r.tracked(s, p.Cluster, obj) {
+					return nil, fmt.Errorf("%s %s/%s is managed by this Application: a step does not delete it (remove it from the Application instead)", obj.GetKind(), obj.GetNamespace(), obj.GetName())
+				}
+				err = c.Delete(ctx, obj, client.PropagationPolicy("Background"))
+				if apierrors.IsNotFound(err) {
+					err = nil
+				}
+				env.Log.V(decisionLevel).Info("Deleted by a workflow step", "object", fmt.Sprintf("%s %s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName()), "error", errString(err))
+			}
+			if err != nil {
+				return json.Marshal(map[string]any{"value": obj.Object, "err": err.Error()})
+			}
+			return nil, nil
+		},
+		"kube.apply": func(ctx context.Context, env *provider.Env, raw json.RawMessage) (json.RawMessage, error) {
+			var p struct {
+				Cluster string          `json:"cluster"`
+				Value   map[string]any  `json:"value"`
+				Patch   json.RawMessage `json:"patch"`
+			}
+			if err := json.Unmarshal(raw, &p); err != nil || p.Value == nil {
+				return nil, fmt.Errorf("parameters: want value, the object to apply (%v)", err)
+			}
+			obj := &unstructured.Unstructured{Object: p.Value}
+			if len(p.Patch) > 0 && string(p.Patch) != "null" {
+				patched, err := mergeInto(obj.Object, p.Patch)
+				if err != nil {
+					return nil, fmt.Errorf("patch: %w", err)
+				}
+				obj.Object = patched
+			}
+			live, err := r.applyFromStep(ctx, s, step, p.Cluster, obj)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(map[string]any{"value": live.Object})
+		},
+		"kube.apply-in-parallel": func(ctx context.Context, env *provider.Env, raw json.RawMessage) (json.RawMessage, error) {
+			var p struct {
+				Cluster string           `json:"cluster"`
+				Value   []map[string]any `json:"value"`
+			}
+			if err := json.Unmarshal(raw, &p); err != nil {
+				return nil, fmt.Errorf("parameters: %w", err)
+			}
+			var out []any
+			var pending error
+			for _, v := range p.Value {
+				live, err := r.applyFromStep(ctx, s, step, p.Cluster, &unstructured.Unstructured{Object: v})
+				if errors.Is(err, provider.ErrPending) {
+					pending = err
+					continue
+				}
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, live.Object)
+			}
+			if pending != nil {
+				return nil, pending
+			}
+			return json.Marshal(map[string]any{"value": out})
+		},
+		"kube.patch": func(ctx context.Context, env *provider.Env, raw json.RawMessage) (json.RawMessage, error) {
+			var p struct {
+				Cluster string                     `json:"cluster"`
+				Value   *unstructured.Unstructured `json:"value"`
+				Patch   json.RawMessage            `json:"patch"`
+			}
+			if err := json.Unmarshal(raw, &p); err != nil || p.Value == nil {
+				return nil, fmt.Errorf("parameters: want value and patch (%v)", err)
+			}
+			c, err := s.clients.GetClient(ctx, p.Cluster)
+			if err != nil {
+				return nil, err
+			}
+			obj := p.Value
+			defaultNamespace(obj, s.app.Namespace)
+			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+				return nil, err
+			}
+			patched, err := mergeInto(cleanLive(obj.Object), p.Patch)
+			if err != nil {
+				return nil, fmt.Errorf("patch: %w", err)
+			}
+			live, err := r.applyFromStep(ctx, s, step, p.Cluster, &unstructured.Unstructured{Object: patched})
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(map[string]any{"result": live.Object})
+		},
+	}
+}
+
+// applyFromStep records an object a step applies in the version's
+// tracker, under the step; keepState applies it (in the next pass, as
+// the step is reached). Once it is recorded as it is now and applied, it
+// returns the live object; until then provider.ErrPending.
+func (r *ApplicationReconciler) applyFromStep(ctx context.Context, s *scope, step, cluster string, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if s.current == nil {
+		return nil, errors.New("no version is recorded to record the object in")
+	}
+	defaultNamespace(obj, s.app.Namespace)
+	if obj.GetName() == "" || obj.GetKind() == "" || obj.GetAPIVersion() == "" {
+		return nil, errors.New("the object to apply needs apiVersion, kind and metadata.name")
+	}
+	e, err := tracker.Entry(cluster, "", "", obj)
+	if err != nil {
+		return nil, err
+	}
+	e.Step = step
+	key := tracker.KeyOf(e)
+	entries, err := tracker.Entries(s.current)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(entries, func(x v1beta1.ManagedResource) bool { return tracker.KeyOf(x) == key })
+	if i >= 0 && !entries[i].Deleted && entries[i].Step == step && entries[i].Data != nil && string(entries[i].Data.Raw) == string(e.Data.Raw) {
+		// Recorded as it is: keepState applied it in this pass.
+		for _, f := range s.keep.failures {
+			if f.Key == key {
+				return nil, fmt.Errorf("applying %s: %v", key, f.Err)
+			}
+		}
+		c, err := s.clients.GetClient(ctx, cluster)
+		if err != nil {
+			return nil, err
+		}
+		live := obj.DeepCopy()
+		if err := c.Get(ctx, client.ObjectKeyFromObject(live), live); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("%w: %s is recorded and not applied yet", provider.ErrPending, key)
+			}
+			return nil, err
+		}
+		return live, nil
+	}
+	if i >= 0 && entries[i].Step != step && entries[i].Step != "" && !entries[i].Deleted {
+		return nil, fmt.Errorf("%s is applied by step %q of this Application too", key, entries[i].Step)
+	}
+	if i >= 0 {
+		entries[i] = e
+	} else {
+		entries = append(entries, e)
+	}
+	if err := r.Trackers.Save(ctx, s.current, entries, 0); err != nil {
+		return nil, err
+	}
+	decisionLog(ctx, key, decisionLevel).Info("Recorded: a workflow step applies it; it is applied next", "step", step)
+	s.stepRecorded = true
+	return nil, fmt.Errorf("%w: %s recorded, to be applied", provider.ErrPending, key)
+}
+
+// tracked reports whether an object is recorded in one of the
+// Application's trackers.
+func (r *ApplicationReconciler) tracked(s *scope, cluster string, obj *unstructured.Unstructured) bool {
+	for _, rt := range []*v1beta1.ResourceTracker{s.current, s.root} {
+		if rt == nil {
+			continue
+		}
+		entries, err := tracker.Entries(rt)
+		if err != nil {
+			return true
+		}
+		for _, e := range entries {
+			k := tracker.KeyOf(e)
+			if !e.Deleted && k.Kind == obj.GetKind() && k.Name == obj.GetName() && k.Namespace == obj.GetNamespace() && v1beta1.ClusterKey(k.Cluster) == v1beta1.ClusterKey(cluster) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func defaultNamespace(obj *unstructured.Unstructured, ns string) {
+	if obj.GetNamespace() == "" {
+		obj.SetNamespace(ns)
+	}
+}
+
+// mergeInto merges a JSON merge patch into obj.
+func mergeInto(obj map[string]any, patch json.RawMessage) (map[string]any, error) {
+	base, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	merged, err := jsonpatch.MergePatch(base, patch)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	return out, json.Unmarshal(merged, &out)
+}
+
+// cleanLive drops what the API server owns from a live object read to be
+// patched and applied again.
+func cleanLive(obj map[string]any) map[string]any {
+	delete(obj, "status")
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		for _, k := range []string{"resourceVersion", "uid", "generation", "creationTimestamp", "managedFields", "selfLink"} {
+			delete(md, k)
+		}
+	}
+	return obj
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// stepProviders are the provider actions custom steps may use besides
+// vela/kube's.
+func (r *ApplicationReconciler) stepProviders() provider.Registry {
+	if r.StepProviders == nil {
+		return provider.Registry{}
+	}
+	return r.StepProviders
+}
+
+// missingStepDefinitions refuses a version whose workflow names a custom
+// step type with no WorkflowStepDefinition, in the Application's
+// namespace or the system namespace: nothing of it is recorded, as for
+// an unknown component type.
+func (r *ApplicationReconciler) missingStepDefinitions(ctx context.Context, app *v1beta1.Application) error {
+	types := workflow.CustomTypes(workflow.Of(app))
+	if len(types) == 0 {
+		return nil
+	}
+	defs, err := definition.ResolveSteps(ctx, r.Client, app, r.Options.SystemDefinitionNS)
+	if err != nil {
+		return &reasonError{reason: v1beta1.ReasonDefinitionNotFound, err: err}
+	}
+	for _, t := range types {
+		if defs[t] == nil {
+			return &reasonError{reason: v1beta1.ReasonDefinitionNotFound, err: fmt.Errorf("workflow step type %q: no WorkflowStepDefinition %q in namespace %q or %q; nothing of this version is applied", t, t, app.Namespace, r.Options.SystemDefinitionNS)}
+		}
+	}
+	return nil
+}
