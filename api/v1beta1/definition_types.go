@@ -264,8 +264,53 @@ type PolicyDefinitionList struct {
 	Items           []PolicyDefinition `json:"items"`
 }
 
+// WorkflowStepDefinitionSpec defines a workflow step type.
+type WorkflowStepDefinitionSpec struct {
+	// Reference is accepted for compatibility.
+	// +optional
+	Reference DefinitionReference `json:"definitionRef,omitempty"`
+	// Schematic is the template: CUE that reads parameter and context and
+	// calls KubeVela's provider actions (import "vela/kube", "vela/http",
+	// ...) when the step runs.
+	// +optional
+	Schematic *Schematic `json:"schematic,omitempty"`
+	// Version is accepted for compatibility.
+	// +optional
+	Version string `json:"version,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=workflowstep,categories=oam
+// +kubebuilder:printcolumn:name="READY",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="DESCRIPTION",type=string,JSONPath=`.metadata.annotations.definition\.oam\.dev/description`
+// +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// WorkflowStepDefinition is a workflow step type: a CUE template run when
+// an Application's workflow reaches a step (or sub-step) of its name. The
+// step types Steward runs natively (deploy, suspend, apply-component,
+// apply-object, step-group, depends-on-app, apply-application) keep their
+// built-in behaviour even when a definition of that name is installed.
+type WorkflowStepDefinition struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   WorkflowStepDefinitionSpec `json:"spec,omitempty"`
+	Status DefinitionStatus           `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// WorkflowStepDefinitionList is a list of WorkflowStepDefinitions.
+type WorkflowStepDefinitionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []WorkflowStepDefinition `json:"items"`
+}
+
 func init() {
 	SchemeBuilder.Register(&ComponentDefinition{}, &ComponentDefinitionList{},
 		&TraitDefinition{}, &TraitDefinitionList{},
-		&PolicyDefinition{}, &PolicyDefinitionList{})
+		&PolicyDefinition{}, &PolicyDefinitionList{},
+		&WorkflowStepDefinition{}, &WorkflowStepDefinitionList{})
 }

@@ -28,6 +28,20 @@ const (
 	WorkflowStepTypeApplyApplication = "apply-application"
 )
 
+// IsNativeWorkflowStep reports whether Steward runs steps of type t
+// itself: such a step keeps its built-in behaviour even when a
+// WorkflowStepDefinition of that name is installed (KubeVela installs
+// definitions named deploy, suspend, step-group and others).
+func IsNativeWorkflowStep(t string) bool {
+	switch t {
+	case WorkflowStepTypeDeploy, WorkflowStepTypeApplyComponent, WorkflowStepTypeApplyObject,
+		WorkflowStepTypeSuspend, WorkflowStepTypeStepGroup, WorkflowStepTypeDependsOnApp,
+		WorkflowStepTypeApplyApplication:
+		return true
+	}
+	return false
+}
+
 // Phases of a workflow run, status.workflow.status, as KubeVela names
 // them.
 const (
