@@ -47,6 +47,7 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1beta1.ComponentDefinition{}, handler.EnqueueRequestsFromMapFunc(r.applicationsWaitingFor), defs).
 		Watches(&v1beta1.TraitDefinition{}, handler.EnqueueRequestsFromMapFunc(r.applicationsWaitingFor), defs).
 		Watches(&v1beta1.PolicyDefinition{}, handler.EnqueueRequestsFromMapFunc(r.applicationsWaitingFor), defs).
+		Watches(&v1beta1.WorkflowStepDefinition{}, handler.EnqueueRequestsFromMapFunc(r.applicationsUsingStep), defs).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: r.Options.ConcurrentReconciles,
 			RateLimiter:             appRateLimiter(),
@@ -141,6 +142,55 @@ func (r *ApplicationReconciler) applicationsWaitingFor(ctx context.Context, def 
 		}
 	}
 	return out
+}
+
+// applicationsUsingStep maps a changed WorkflowStepDefinition to the
+// Applications whose workflow names its type in a step or sub-step, in the
+// definition's namespace or, for a definition of the system namespace, in
+// any namespace. Step templates are read when a step runs, so a step
+// waiting for its definition, or failing on it, is tried again at once.
+// Native step types (deploy, suspend, ...) never read a definition: a
+// definition named after one wakes no Application.
+func (r *ApplicationReconciler) applicationsUsingStep(ctx context.Context, def client.Object) []reconcile.Request {
+	if v1beta1.IsNativeWorkflowStep(def.GetName()) {
+		return nil
+	}
+	var apps v1beta1.ApplicationList
+	var opts []client.ListOption
+	if def.GetNamespace() != r.Options.SystemDefinitionNS {
+		opts = append(opts, client.InNamespace(def.GetNamespace()))
+	}
+	if err := r.Client.List(ctx, &apps, opts...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list applications for a changed workflow step definition")
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range apps.Items {
+		app := &apps.Items[i]
+		if usesStepType(app, def.GetName()) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(app)})
+		}
+	}
+	return out
+}
+
+// usesStepType reports whether app's workflow has a step or sub-step of
+// type t.
+func usesStepType(app *v1beta1.Application, t string) bool {
+	if app.Spec.Workflow == nil {
+		return false
+	}
+	for _, s := range app.Spec.Workflow.Steps {
+		if s.Type == t {
+			return true
+		}
+		for _, sub := range s.SubSteps {
+			if sub.Type == t {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // stringMapsEqual compares two maps, ignoring one key.
