@@ -39,6 +39,41 @@ func Resolve(ctx context.Context, c client.Reader, app *v1beta1.Application, sys
 	return defs, nil
 }
 
+// ResolveSteps returns the WorkflowStepDefinition of every step and
+// sub-step type the Application's workflow names, by type, each looked up
+// in the Application's namespace, then in systemNamespace. Native step
+// types (v1beta1.IsNativeWorkflowStep: deploy, suspend, step-group, ...)
+// are not looked up: they keep their built-in behaviour even when a
+// definition of that name is installed. A type found in neither namespace
+// is absent from the map.
+func ResolveSteps(ctx context.Context, c client.Reader, app *v1beta1.Application, systemNamespace string) (map[string]*v1beta1.WorkflowStepDefinition, error) {
+	steps := map[string]*v1beta1.WorkflowStepDefinition{}
+	if app.Spec.Workflow == nil {
+		return steps, nil
+	}
+	l := lookup{c: c, namespaces: []string{app.Namespace, systemNamespace}}
+	if app.Namespace == systemNamespace {
+		l.namespaces = l.namespaces[:1]
+	}
+	add := func(t string) error {
+		if t == "" || v1beta1.IsNativeWorkflowStep(t) {
+			return nil
+		}
+		return find(ctx, l, t, steps)
+	}
+	for _, s := range app.Spec.Workflow.Steps {
+		if err := add(s.Type); err != nil {
+			return steps, err
+		}
+		for _, sub := range s.SubSteps {
+			if err := add(sub.Type); err != nil {
+				return steps, err
+			}
+		}
+	}
+	return steps, nil
+}
+
 type lookup struct {
 	c          client.Reader
 	namespaces []string

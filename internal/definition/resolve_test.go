@@ -54,3 +54,65 @@ func TestResolve_AppNamespaceFirstThenSystem(t *testing.T) {
 		t.Error("an unknown trait got a definition")
 	}
 }
+
+func TestResolveSteps_AppNamespaceFirstThenSystem(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := v1beta1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	step := func(ns, name string) *v1beta1.WorkflowStepDefinition {
+		return &v1beta1.WorkflowStepDefinition{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+			Annotations: map[string]string{"marker": ns}}}
+	}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(
+		step("vela-system", "notification"),
+		step("team", "notification"),
+		step("vela-system", "apply-deployment"),
+		step("vela-system", "webhook"),
+		step("other", "export2config"),
+		// KubeVela installs definitions named after the native types.
+		step("vela-system", "deploy"),
+		step("vela-system", "suspend"),
+		step("vela-system", "step-group"),
+	).Build()
+	base := func(typ string) v1beta1.WorkflowStepBase { return v1beta1.WorkflowStepBase{Name: typ, Type: typ} }
+	app := &v1beta1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "a"}, Spec: v1beta1.ApplicationSpec{
+		Workflow: &v1beta1.Workflow{Steps: []v1beta1.WorkflowStep{
+			{WorkflowStepBase: base("deploy")},
+			{WorkflowStepBase: base("notification")},
+			{WorkflowStepBase: base("step-group"), SubSteps: []v1beta1.WorkflowStepBase{
+				base("apply-deployment"), base("suspend"), base("missing"), base("notification"),
+			}},
+			{WorkflowStepBase: base("export2config")},
+			{WorkflowStepBase: base("webhook")},
+		}},
+	}}
+	steps, err := ResolveSteps(context.Background(), c, app, "vela-system")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"notification": "team", "apply-deployment": "vela-system", "webhook": "vela-system"}
+	for typ, ns := range want {
+		d := steps[typ]
+		if d == nil {
+			t.Errorf("step type %q: no definition, want the one of %s", typ, ns)
+			continue
+		}
+		if got := d.Annotations["marker"]; got != ns {
+			t.Errorf("step type %q: definition of %s, want %s", typ, got, ns)
+		}
+	}
+	for _, typ := range []string{"deploy", "suspend", "step-group", "missing", "export2config"} {
+		if _, ok := steps[typ]; ok {
+			t.Errorf("step type %q got a definition; want none (native, unknown, or in another namespace)", typ)
+		}
+	}
+	if len(steps) != len(want) {
+		t.Errorf("got %d definitions, want %d", len(steps), len(want))
+	}
+
+	none, err := ResolveSteps(context.Background(), c, &v1beta1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "b"}}, "vela-system")
+	if err != nil || len(none) != 0 {
+		t.Errorf("an Application without a workflow: got %v, %v; want no definitions", none, err)
+	}
+}
