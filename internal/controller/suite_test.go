@@ -186,7 +186,7 @@ func forget(t *testing.T, ns string) {
 		}
 	}
 	for _, obj := range []client.Object{&v1beta1.ComponentDefinition{}, &v1beta1.TraitDefinition{},
-		&v1beta1.PolicyDefinition{}} {
+		&v1beta1.PolicyDefinition{}, &v1beta1.WorkflowStepDefinition{}} {
 		if err := testClient.DeleteAllOf(ctx, obj, client.InNamespace(ns)); err != nil {
 			t.Logf("cleanup: deleting definitions in %s: %v", ns, err)
 		}

@@ -101,7 +101,7 @@ func TestStart_ServesCRDsDefinitionsAndAReadyNodeUntilStopped(t *testing.T) {
 	if err != nil {
 		t.Fatalf("client from kubeconfig: %v", err)
 	}
-	for _, kind := range []string{"ApplicationList", "ResourceTrackerList", "PolicyDefinitionList"} {
+	for _, kind := range []string{"ApplicationList", "ResourceTrackerList", "PolicyDefinitionList", "WorkflowStepDefinitionList"} {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(schema.GroupVersionKind{Group: "core.oam.dev", Version: "v1beta1", Kind: kind})
 		if err := c.List(ctx, list); err != nil {
