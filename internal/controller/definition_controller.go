@@ -173,14 +173,22 @@ func setupDefinitionReconcilers(mgr ctrl.Manager, renderer *render.Renderer, eve
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("workflowstepdefinition").For(&v1beta1.WorkflowStepDefinition{}, gen).
 		Complete(&DefinitionReconciler[*v1beta1.WorkflowStepDefinition]{Client: mgr.GetClient(), Renderer: renderer, Kind: "WorkflowStepDefinition",
-			New: func() *v1beta1.WorkflowStepDefinition { return &v1beta1.WorkflowStepDefinition{} }, Check: checkStepDefinition})
+			New: func() *v1beta1.WorkflowStepDefinition { return &v1beta1.WorkflowStepDefinition{} }, Check: stepDefinitionCheck(renderer)})
 }
 
-// checkStepDefinition is the check of a WorkflowStepDefinition's template.
-// Step templates import KubeVela's provider packages ("vela/kube",
-// "vela/http", ...), which the component, trait and policy compile check
-// does not know, so the template is not compiled here: it is compiled, and
-// any error reported on the step, when a step of its type runs.
-func checkStepDefinition(context.Context, *v1beta1.WorkflowStepDefinition) (string, error) {
-	return "template is checked when a step runs", nil
+// stepDefinitionCheck compiles a WorkflowStepDefinition's template with
+// KubeVela's provider packages ("vela/kube", "vela/http", ...) as the step
+// runtime provides them: a syntax error or a package Steward does not
+// provide is reported on the definition. What a template's actions do is
+// known only when a step runs.
+func stepDefinitionCheck(renderer *render.Renderer) func(context.Context, *v1beta1.WorkflowStepDefinition) (string, error) {
+	return func(_ context.Context, def *v1beta1.WorkflowStepDefinition) (string, error) {
+		if def.Spec.Schematic == nil || def.Spec.Schematic.CUE == nil {
+			return "no CUE template", nil
+		}
+		if err := renderer.CheckTemplate(render.KindStep, def.Namespace, def.Name, def.Spec.Schematic.CUE.Template); err != nil {
+			return "", err
+		}
+		return "template compiles", nil
+	}
 }

@@ -32,7 +32,7 @@ func TestWorkflowStepDefinition_ImportingProvidersIsReady(t *testing.T) {
 	startManager(t, testCfg, testOptions())
 	createFromYAML(t, ns, notificationStep, &v1beta1.WorkflowStepDefinition{})
 	createFromYAML(t, ns, "metadata: {name: test-empty}\nspec: {}\n", &v1beta1.WorkflowStepDefinition{})
-	for name, msg := range map[string]string{"test-notify": "template is checked when a step runs", "test-empty": "no CUE template"} {
+	for name, msg := range map[string]string{"test-notify": "template compiles", "test-empty": "no CUE template"} {
 		eventually(t, 20*time.Second, name+" Ready=True", func() error {
 			def := &v1beta1.WorkflowStepDefinition{}
 			if err := testClient.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, def); err != nil {

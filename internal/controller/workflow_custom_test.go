@@ -1,0 +1,264 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+)
+
+// installPublishedSteps installs KubeVela's published step definitions
+// named, unchanged but for their namespace, from the compatibility
+// corpus (../shared/compat/workflowsteps); the test is skipped without it.
+func installPublishedSteps(t *testing.T, ns string, names ...string) {
+	t.Helper()
+	dir := os.Getenv("STEWARD_COMPAT_DIR")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "..", "shared", "compat")
+	}
+	for _, name := range names {
+		raw, err := os.ReadFile(filepath.Join(dir, "workflowsteps", name+".yaml"))
+		if os.IsNotExist(err) {
+			t.Skipf("the compatibility corpus (../shared/compat) is absent: %v", err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		def := &v1beta1.WorkflowStepDefinition{}
+		if err := yaml.Unmarshal(raw, def); err != nil {
+			t.Fatal(err)
+		}
+		def.Namespace, def.ResourceVersion = ns, ""
+		if err := testClient.Create(context.Background(), def); err != nil {
+			t.Fatalf("installing %s: %v", name, err)
+		}
+	}
+}
+
+// recorder is a loopback server that records what it receives.
+type stepRequests struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (l *stepRequests) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seen = append(l.seen, s)
+}
+
+func (l *stepRequests) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.seen...)
+}
+
+// With KubeVela's published step definitions installed unchanged, a
+// workflow of apply-component → webhook → notification (Slack) →
+// request → export2config succeeds: the loopback server gets the webhook
+// body, the Slack message and the GET; the request's response feeds
+// export2config through an output, and the ConfigMap it applies is
+// recorded in the version's tracker, kept and deleted with the
+// Application.
+func TestCustomSteps_PublishedDefinitionsRunUnchanged(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	installPublishedSteps(t, ns, "webhook", "notification", "request", "export2config", "print-message-in-status")
+	log := &stepRequests{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		log.add(r.Method + " " + r.URL.Path + " " + string(body))
+		if r.URL.Path == "/version" {
+			_, _ = w.Write([]byte(`{"version":"1.2.3"}`))
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, fmt.Sprintf(`metadata: {name: hooks}
+spec:
+  components:
+    - {name: cfg, type: test-config, properties: {name: cfg, data: {a: b}}}
+  workflow:
+    steps:
+      - {name: apply, type: apply-component, properties: {component: cfg}}
+      - {name: hook, type: webhook, properties: {url: {value: "%[1]s/hook"}, data: {deployed: cfg}}}
+      - {name: slack, type: notification, properties: {slack: {url: {value: "%[1]s/slack"}, message: {text: "cfg is out"}}}}
+      - name: ask
+        type: request
+        properties: {url: "%[1]s/version"}
+        outputs: [{name: version, valueFrom: response.version}]
+      - name: save
+        type: export2config
+        inputs: [{from: version, parameterKey: data.version}]
+        properties: {configName: versions, data: {app: hooks}}
+      - {name: say, type: print-message-in-status, properties: {message: all done}}
+`, srv.URL))
+	eventually(t, 60*time.Second, "the workflow succeeded", func() error {
+		w := getApp(t, ns, "hooks").Status.Workflow
+		if w == nil || !w.Finished || w.Phase != v1beta1.WorkflowPhaseSucceeded {
+			return fmt.Errorf("workflow %+v", w)
+		}
+		return nil
+	})
+	w := getApp(t, ns, "hooks").Status.Workflow
+	if last := w.Steps[len(w.Steps)-1]; last.Message != "all done" {
+		t.Errorf("print-message-in-status: message %q", last.Message)
+	}
+	seen := strings.Join(log.all(), "\n")
+	for _, want := range []string{`POST /hook {"deployed":"cfg"}`, `POST /slack`, `cfg is out`, `GET /version`} {
+		if !strings.Contains(seen, want) {
+			t.Errorf("the server did not receive %q; it received:\n%s", want, seen)
+		}
+	}
+	cm := &corev1.ConfigMap{}
+	if err := testClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "versions"}, cm); err != nil {
+		t.Fatalf("export2config: %v", err)
+	}
+	if cm.Data["version"] != "1.2.3" || cm.Data["app"] != "hooks" {
+		t.Errorf("export2config data %v", cm.Data)
+	}
+	// Recorded, so kept: a hand delete is repaired.
+	if err := testClient.Delete(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the ConfigMap a step applied is repaired", func() error {
+		return testClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "versions"}, &corev1.ConfigMap{})
+	})
+	// Deleted with the Application.
+	if err := testClient.Delete(ctx, getApp(t, ns, "hooks")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the ConfigMap goes with the Application", func() error {
+		err := testClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "versions"}, &corev1.ConfigMap{})
+		if err == nil {
+			return fmt.Errorf("still there")
+		}
+		return client.IgnoreNotFound(err)
+	})
+}
+
+// A request answered 404 fails its step (the published request
+// definition's #Fail), and the workflow with it; a step type with no
+// definition refuses the version; a step definition in the Application's
+// own namespace that waits on a condition keeps its step running, then
+// goes on once the condition holds.
+func TestCustomSteps_FailWaitAndMissingDefinition(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	installPublishedSteps(t, ns, "request", "read-object", "export2secret")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusNotFound)
+	}))
+	t.Cleanup(srv.Close)
+	createFromYAML(t, ns, `metadata: {name: wait-for-flag}
+spec:
+  schematic:
+    cue:
+      template: |
+        import "vela/kube"
+        read: kube.#Read & {$params: value: {apiVersion: "v1", kind: "ConfigMap", metadata: {name: parameter.name, namespace: context.namespace}}}
+        check: {
+          #do: "wait", #provider: "builtin"
+          $params: {continue: read.$returns.err == _|_ && read.$returns.value.data.go == "yes", message: "waiting for \(parameter.name) to say go"}
+        }
+        parameter: name: string
+`, &v1beta1.WorkflowStepDefinition{})
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, fmt.Sprintf(`metadata: {name: failing}
+spec:
+  components:
+    - {name: cfg, type: test-config, properties: {name: cfg1, data: {a: b}}}
+  workflow:
+    steps:
+      - {name: apply, type: apply-component, properties: {component: cfg}}
+      - {name: ask, type: request, properties: {url: "%s/missing"}}
+`, srv.URL))
+	createApp(t, ns, `metadata: {name: unknown}
+spec:
+  components:
+    - {name: cfg, type: test-config, properties: {name: cfg2, data: {a: b}}}
+  workflow:
+    steps:
+      - {name: apply, type: apply-component, properties: {component: cfg}}
+      - {name: tell, type: no-such-step}
+`)
+	createApp(t, ns, `metadata: {name: gated}
+spec:
+  components:
+    - {name: cfg, type: test-config, properties: {name: cfg3, data: {a: b}}}
+  workflow:
+    steps:
+      - {name: apply, type: apply-component, properties: {component: cfg}}
+      - {name: flag, type: wait-for-flag, properties: {name: flag}}
+      - name: read
+        type: read-object
+        properties: {apiVersion: v1, kind: ConfigMap, name: flag, namespace: `+ns+`}
+        outputs: [{name: token, valueFrom: output.$returns.value.data.token}]
+      - name: secret
+        type: export2secret
+        inputs: [{from: token, parameterKey: data.token}]
+        properties: {secretName: tokens, data: {app: gated}}
+`)
+	eventually(t, 60*time.Second, "the 404 failed the request step", func() error {
+		w := getApp(t, ns, "failing").Status.Workflow
+		if w == nil || len(w.Steps) != 2 || w.Steps[1].Phase != v1beta1.WorkflowStepFailed || !strings.Contains(w.Steps[1].Message, "404") || w.Phase != v1beta1.WorkflowPhaseFailed {
+			return fmt.Errorf("workflow %+v", w)
+		}
+		return nil
+	})
+	eventually(t, 30*time.Second, "the unknown step type refused the version", func() error {
+		app := getApp(t, ns, "unknown")
+		for _, c := range app.Status.Conditions {
+			if c.Reason == v1beta1.ReasonDefinitionNotFound && strings.Contains(c.Message, `"no-such-step"`) {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %+v", app.Status.Conditions)
+	})
+	if configMapExists(t, ns, "cfg2") {
+		t.Error("a version with an unknown step type applied its components")
+	}
+	eventually(t, 60*time.Second, "the wait step runs, waiting", func() error {
+		w := getApp(t, ns, "gated").Status.Workflow
+		if w == nil || len(w.Steps) != 4 || w.Steps[1].Phase != v1beta1.WorkflowStepRunning || w.Steps[1].Message != "waiting for flag to say go" {
+			return fmt.Errorf("workflow %+v", w)
+		}
+		return nil
+	})
+	flag := &corev1.ConfigMap{Data: map[string]string{"go": "yes", "token": "s3cret"}}
+	flag.Name, flag.Namespace = "flag", ns
+	if err := testClient.Create(ctx, flag); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "the workflow went on and exported the secret", func() error {
+		w := getApp(t, ns, "gated").Status.Workflow
+		if w == nil || !w.Finished || w.Phase != v1beta1.WorkflowPhaseSucceeded {
+			return fmt.Errorf("workflow %+v", w)
+		}
+		return nil
+	})
+	sec := &corev1.Secret{}
+	if err := testClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "tokens"}, sec); err != nil {
+		t.Fatal(err)
+	}
+	if string(sec.Data["token"]) != "s3cret" || string(sec.Data["app"]) != "gated" {
+		raw, _ := json.Marshal(sec.Data)
+		t.Errorf("export2secret data %s", raw)
+	}
+}
