@@ -139,7 +139,7 @@ func renderedSteps(ri renderedInputs, flow workflow.Flow, values map[string]json
 	rendered, moved = map[string]bool{}, map[string]bool{}
 	for st := range flow.All() {
 		taken, ok := st.InputValues(values)
-		if !ok || len(st.Inputs) == 0 {
+		if !ok || len(st.Inputs) == 0 || st.Custom {
 			continue
 		}
 		if ri.Steps[st.Name] == workflow.RenderedWith(taken) {
@@ -194,7 +194,8 @@ func refilled(s *scope, versioned, root []v1beta1.ManagedResource) (v, r []v1bet
 func runData(s *scope, flow workflow.Flow) workflow.Data {
 	ri, ok := readRendered(s.current)
 	if !ok {
-		return workflow.Data{}
+		// Custom steps take their inputs when they run.
+		return workflow.Data{Values: runValues(s.app, s.current)}
 	}
 	d := workflow.Data{Values: runValues(s.app, s.current)}
 	d.Rendered, _ = renderedSteps(ri, flow, d.Values)

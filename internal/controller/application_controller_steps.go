@@ -9,6 +9,7 @@ import (
 	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -327,7 +328,7 @@ func (r *ApplicationReconciler) applyFromStep(ctx context.Context, s *scope, ste
 		return nil, err
 	}
 	i := slices.IndexFunc(entries, func(x v1beta1.ManagedResource) bool { return tracker.KeyOf(x) == key })
-	if i >= 0 && !entries[i].Deleted && entries[i].Step == step && entries[i].Data != nil && string(entries[i].Data.Raw) == string(e.Data.Raw) {
+	if i >= 0 && !entries[i].Deleted && entries[i].Step == step && sameManifest(entries[i], obj) {
 		// Recorded as it is: keepState applied it in this pass.
 		for _, f := range s.keep.failures {
 			if f.Key == key {
@@ -445,10 +446,34 @@ func (r *ApplicationReconciler) missingStepDefinitions(ctx context.Context, app 
 	if err != nil {
 		return &reasonError{reason: v1beta1.ReasonDefinitionNotFound, err: err}
 	}
-	for _, t := range types {
-		if defs[t] == nil {
-			return &reasonError{reason: v1beta1.ReasonDefinitionNotFound, err: fmt.Errorf("workflow step type %q: no WorkflowStepDefinition %q in namespace %q or %q; nothing of this version is applied", t, t, app.Namespace, r.Options.SystemDefinitionNS)}
+	wf := workflow.Of(app)
+	names := workflow.Namer{}
+	var missing error
+	visit := func(s v1beta1.WorkflowStepBase) {
+		name := names.Name(s)
+		if missing == nil && !workflow.Native(s.Type) && defs[s.Type] == nil {
+			missing = &reasonError{reason: v1beta1.ReasonDefinitionNotFound, err: fmt.Errorf("workflow step %q: type %q has no WorkflowStepDefinition in namespace %q or %q; nothing of this version is applied", name, s.Type, app.Namespace, r.Options.SystemDefinitionNS)}
 		}
 	}
-	return nil
+	for _, s := range wf.Steps {
+		visit(s.WorkflowStepBase)
+		for _, sub := range s.SubSteps {
+			visit(sub)
+		}
+	}
+	return missing
+}
+
+// sameManifest reports whether an entry records obj as it is.
+func sameManifest(e v1beta1.ManagedResource, obj *unstructured.Unstructured) bool {
+	recorded, err := tracker.Manifest(e)
+	if err != nil || recorded == nil {
+		return false
+	}
+	a, _ := json.Marshal(recorded.Object)
+	b, _ := json.Marshal(obj.Object)
+	var x, y any
+	_ = json.Unmarshal(a, &x)
+	_ = json.Unmarshal(b, &y)
+	return equality.Semantic.DeepEqual(x, y)
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"github.com/steward-oam/steward/internal/provider"
 	"os"
 	"time"
 
@@ -229,6 +230,7 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 		Trackers: &tracker.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Indexed: true, Shard: opts.Sharding.Label(),
 			Compression: v1beta1.CompressionType(opts.TrackerCompression)},
 		Renderer:       renderer,
+		StepProviders:  provider.Defaults(provider.HTTPOptions{}),
 		Metrics:        m,
 		Recorder:       recorder,
 		ClusterVersion: delivery.ClusterVersion(cfg),

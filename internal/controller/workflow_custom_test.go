@@ -144,7 +144,7 @@ spec:
 	if err := testClient.Delete(ctx, getApp(t, ns, "hooks")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "the ConfigMap goes with the Application", func() error {
+	eventually(t, 90*time.Second, "the ConfigMap goes with the Application", func() error {
 		err := testClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "versions"}, &corev1.ConfigMap{})
 		if err == nil {
 			return fmt.Errorf("still there")
@@ -171,12 +171,18 @@ spec:
   schematic:
     cue:
       template: |
-        import "vela/kube"
+        import (
+          "vela/kube"
+          "vela/builtin"
+        )
         read: kube.#Read & {$params: value: {apiVersion: "v1", kind: "ConfigMap", metadata: {name: parameter.name, namespace: context.namespace}}}
-        check: {
-          #do: "wait", #provider: "builtin"
-          $params: {continue: read.$returns.err == _|_ && read.$returns.value.data.go == "yes", message: "waiting for \(parameter.name) to say go"}
+        ready: *false | bool
+        if read.$returns.value.data.go != _|_ {
+          if read.$returns.value.data.go == "yes" {
+            ready: true
+          }
         }
+        check: builtin.#ConditionalWait & {$params: {continue: ready, message: "waiting for \(parameter.name) to say go"}}
         parameter: name: string
 `, &v1beta1.WorkflowStepDefinition{})
 	startManager(t, testCfg, testOptions())

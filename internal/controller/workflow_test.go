@@ -10,9 +10,10 @@ import (
 	"github.com/steward-oam/steward/api/v1beta1"
 )
 
-// A step type Steward does not carry out must refuse the Application as
-// a whole, never be skipped: before the fix every deploy step ran at once
-// and production got its objects past a gate.
+// A step type Steward cannot carry out (no WorkflowStepDefinition of
+// that name) must refuse the Application as a whole, never be skipped:
+// before the fix every deploy step ran at once and production got its
+// objects past a gate.
 func TestWorkflow_AnUnsupportedStepIsRefusedNotSkipped(t *testing.T) {
 	ns := newNamespace(t)
 	startManager(t, testCfg, testOptions())
@@ -29,12 +30,12 @@ workflow:
 	}
 	createApp(t, ns, "metadata: {name: gate}\nspec:"+indent(gated("one")))
 	var msg string
-	eventually(t, 20*time.Second, "Rendered=False, UnsupportedWorkflow", func() error {
+	eventually(t, 20*time.Second, "Rendered=False, DefinitionNotFound", func() error {
 		c, err := condition(t, ns, "gate", v1beta1.ConditionRendered)
 		if err != nil {
 			return err
 		}
-		if c.Status != "False" || c.Reason != v1beta1.ReasonUnsupportedWorkflow {
+		if c.Status != "False" || c.Reason != v1beta1.ReasonDefinitionNotFound {
 			return errNotYet
 		}
 		msg = c.Message
@@ -43,7 +44,7 @@ workflow:
 	if !strings.Contains(msg, `"notify"`) || !strings.Contains(msg, `"notification"`) {
 		t.Errorf("condition message %q does not name the step and its type", msg)
 	}
-	waitEvent(t, ns, "gate", v1beta1.ReasonUnsupportedWorkflow)
+	waitEvent(t, ns, "gate", v1beta1.ReasonDefinitionNotFound)
 	time.Sleep(2 * time.Second)
 	if _, err := getConfigMap(t, ns, "cfg"); !apierrors.IsNotFound(err) {
 		t.Fatalf("the gated ConfigMap was applied: %v", err)
@@ -59,7 +60,7 @@ components:
 	setSpec(t, ns, "gate", gated("two"), nil)
 	eventually(t, 20*time.Second, "the gated version refused", func() error {
 		c, err := condition(t, ns, "gate", v1beta1.ConditionRendered)
-		if err != nil || c.Reason != v1beta1.ReasonUnsupportedWorkflow {
+		if err != nil || c.Reason != v1beta1.ReasonDefinitionNotFound {
 			return errNotYet
 		}
 		return nil

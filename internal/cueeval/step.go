@@ -213,9 +213,9 @@ func (c *compiled) step(in *StepInput) (*StepRound, *Error) {
 		for _, p := range order {
 			v = v.FillPath(cue.ParsePath(p), fills[p])
 		}
-		if err := v.Err(); err != nil {
-			return nil, renderErr("", fmt.Errorf("the step's template: %w", flattenCUE(err, "", false)))
-		}
+		// A field that does not evaluate (a response that is not JSON)
+		// fails the step only if an action or an output reads it: the
+		// actions are found field by field.
 		tasks, err := findActions(v)
 		if err != nil {
 			return nil, renderErr("", err)
@@ -240,7 +240,14 @@ func (c *compiled) step(in *StepInput) (*StepRound, *Error) {
 		}
 		progressed := false
 		var blocked error
+		// Control actions (wait, fail, suspend, break) decide last: the
+		// other actions ready now run first, as their results may be
+		// what a condition reads.
+		slices.SortStableFunc(ready, func(a, b stepTask) int { return boolInt(isControl(a)) - boolInt(isControl(b)) })
 		for _, t := range ready {
+			if isControl(t) && (progressed || len(out.Actions) > 0) {
+				break
+			}
 			params, err := actionParams(t)
 			if err != nil {
 				// Its parameters may read what another action returns.
@@ -363,8 +370,33 @@ func findActions(v cue.Value) (tasks []stepTask, err error) {
 			err = fmt.Errorf("finding the step's actions: %v", p)
 		}
 	}()
-	ctrl := flow.New(&flow.Config{}, v, isAction)
-	for _, t := range ctrl.Tasks() {
+	var found []*flow.Task
+	if v.Err() == nil {
+		found = flow.New(&flow.Config{}, v, isAction).Tasks()
+	} else {
+		// A field that does not evaluate (a response that is not JSON)
+		// fails the step only if an action reads it: each top-level
+		// field that evaluates is searched on its own, with the actions
+		// it refers to elsewhere.
+		iter, err := v.Fields()
+		if err != nil {
+			return nil, fmt.Errorf("the step's template: %w", flattenCUE(err, "", false))
+		}
+		seen := map[string]bool{}
+		for iter.Next() {
+			if iter.Value().Err() != nil {
+				continue
+			}
+			root := cue.MakePath(iter.Selector())
+			for _, t := range flow.New(&flow.Config{Root: root, InferTasks: true}, v, isAction).Tasks() {
+				if p := t.Path().String(); !seen[p] {
+					seen[p] = true
+					found = append(found, t)
+				}
+			}
+		}
+	}
+	for _, t := range found {
 		tv := t.Value()
 		do, err := tv.LookupPath(pathDo).String()
 		if err != nil {
@@ -463,4 +495,23 @@ func stepOutputs(v cue.Value, exprs []NamedExpr) (map[string]json.RawMessage, *E
 // stepTemplateErr is a step template that does not compile.
 func stepTemplateErr(src Source, err error) *Error {
 	return renderErr("", fmt.Errorf("the template of %s %s/%s does not compile: %w", src.Kind, src.Namespace, src.Name, err))
+}
+
+// isControl reports whether an action decides the step's fate.
+func isControl(t stepTask) bool {
+	if t.provider != "builtin" {
+		return false
+	}
+	switch t.do {
+	case "wait", "fail", "suspend", "break":
+		return true
+	}
+	return false
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

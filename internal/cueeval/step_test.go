@@ -95,7 +95,7 @@ func TestStep_PublishedDefinitionsRunTheirActionsInOrder(t *testing.T) {
 	t.Run("request fails on a 4xx and waits for nothing else", func(t *testing.T) {
 		tpl := publishedStep(t, "request")
 		r, ran := runStep(t, l, "request", tpl, `{"url":"http://127.0.0.1/x","method":"GET"}`, nil, func(a Action) any {
-			return map[string]any{"statusCode": 404, "body": "{}"}
+			return map[string]any{"statusCode": 404, "body": "not found\n"}
 		})
 		if r.Control != StepFail || !strings.Contains(r.Message, "404") || len(ran) != 1 {
 			t.Fatalf("want a failure naming 404 after one request: %+v %+v", r, ran)
@@ -149,5 +149,38 @@ func TestStep_UnknownPackageIsNamed(t *testing.T) {
 	_, err := NewLocal(0).Evaluate(&Request{Step: &StepInput{Source: Source{Kind: KindStep, Name: "q", Text: "import \"vela/query\"\nx: query.#Foo\n"}}})
 	if err == nil || !strings.Contains(err.Error(), `"vela/query"`) {
 		t.Fatalf("want the package named, got %v", err)
+	}
+}
+
+// Every one of KubeVela's 36 published step definitions compiles with
+// the packages Steward provides, or is refused naming the package it
+// imports that Steward does not provide (docs/workflow.md lists them).
+func TestStep_EveryPublishedDefinitionCompilesOrNamesWhatIsMissing(t *testing.T) {
+	dir := os.Getenv("STEWARD_COMPAT_DIR")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "..", "shared", "compat")
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "workflowsteps", "*.yaml"))
+	if len(files) == 0 {
+		t.Skip("the compatibility corpus (../shared/compat) is absent")
+	}
+	if len(files) != 36 {
+		t.Fatalf("%d published step definitions, want 36", len(files))
+	}
+	refused := map[string]string{"check-metrics": `"vela/metrics"`, "collect-service-endpoints": `"vela/query"`, "deploy": `"vela/multicluster"`}
+	l := NewLocal(0)
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		src := Source{Kind: KindStep, Name: name, Text: publishedStep(t, name)}
+		_, err := l.Evaluate(&Request{Check: &src})
+		if want, ok := refused[name]; ok {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: want a refusal naming %s, got %v", name, want, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

@@ -62,7 +62,9 @@ func passesData(typ string) bool {
 // TakesInputs reports whether a step of the flow takes inputs.
 func (f Flow) TakesInputs() bool {
 	for s := range f.All() {
-		if len(s.Inputs) > 0 {
+		// A custom step takes its inputs when it runs: nothing of it is
+		// rendered with them.
+		if len(s.Inputs) > 0 && !s.Custom {
 			return true
 		}
 	}
