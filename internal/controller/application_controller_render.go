@@ -44,6 +44,12 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: s.rulesErr}
 		return nil
 	}
+	if missing := r.missingStepDefinitions(ctx, s.app); missing != nil {
+		// A workflow step Steward cannot run refuses the version before
+		// anything of it is rendered.
+		s.renderErr = missing
+		return nil
+	}
 	if len(s.app.Spec.Policies) > 0 {
 		// A policy Steward does not carry out refuses the version, never
 		// is skipped.
@@ -112,12 +118,6 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		if errors.Is(err, cueeval.ErrUnavailable) {
 			s.setRetry(err)
 			return err
-		}
-		if err == nil {
-			if missing := r.missingStepDefinitions(ctx, s.app); missing != nil {
-				s.renderErr = missing
-				return nil
-			}
 		}
 		if err != nil {
 			reason := v1beta1.ReasonUnsupportedWorkflow

@@ -17,6 +17,7 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/definition"
+	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/provider"
 	"github.com/steward-oam/steward/internal/steprun"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -313,9 +314,14 @@ func (r *ApplicationReconciler) applyFromStep(ctx context.Context, s *scope, ste
 	if s.current == nil {
 		return nil, errors.New("no version is recorded to record the object in")
 	}
-	defaultNamespace(obj, s.app.Namespace)
 	if obj.GetName() == "" || obj.GetKind() == "" || obj.GetAPIVersion() == "" {
 		return nil, errors.New("the object to apply needs apiVersion, kind and metadata.name")
+	}
+	// Its namespace (the Application's when it has none, none for a
+	// cluster-scoped kind) and ownership labels, as rendered objects.
+	obj, err := delivery.Settle(s.app, cluster, step, obj, r.namespacedIn(ctx))
+	if err != nil {
+		return nil, err
 	}
 	e, err := tracker.Entry(cluster, "", "", obj)
 	if err != nil {

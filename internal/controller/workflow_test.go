@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ workflow:
 			return err
 		}
 		if c.Status != "False" || c.Reason != v1beta1.ReasonDefinitionNotFound {
-			return errNotYet
+			return fmt.Errorf("condition %+v", c)
 		}
 		msg = c.Message
 		return nil

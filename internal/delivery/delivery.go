@@ -173,6 +173,18 @@ func placedObject(app *v1beta1.Application, p placement.Placement, step placemen
 	return settle(app, Object{Cluster: p.Cluster, Step: step.Name, Object: step.Object.DeepCopy()}, namespace, namespaced)
 }
 
+// Settle is settle for an object a workflow step applies at run time
+// (cluster, step): its namespace and the Application's ownership labels,
+// exactly as the objects rendered for the Application get them.
+func Settle(app *v1beta1.Application, cluster, step string, obj *unstructured.Unstructured,
+	namespaced func(string, *unstructured.Unstructured) (bool, error)) (*unstructured.Unstructured, error) {
+	o, err := settle(app, Object{Cluster: cluster, Step: step, Object: obj}, app.Namespace, namespaced)
+	if err != nil {
+		return nil, err
+	}
+	return o.Object, nil
+}
+
 // settle gives an object its namespace (none for a cluster-scoped kind,
 // namespace when it has none) and the ownership labels: the Application's
 // own namespace, not the placement's, and its component when it has one.
