@@ -13,7 +13,7 @@ import (
 func newWorkflowCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "workflow",
-		Short: "Suspend, resume, terminate or restart an Application's workflow",
+		Short: "Show, suspend, resume, terminate or restart an Application's workflow",
 		Long: `Controls the run of a workflow Steward runs step by step (suspend steps, auto: false, if, timeout,
 dependsOn, a mode, step-group, apply-component, apply-object, depends-on-app; see docs/workflow.md) by
 writing the Application's status.workflow, as vela workflow does: the two
@@ -47,5 +47,21 @@ CLIs are interchangeable.`,
 		kube.AddFlags(sub.Flags())
 		cmd.AddCommand(sub)
 	}
+	kube := cli.NewKube(true)
+	status := &cobra.Command{
+		Use:               "status APP",
+		Short:             "Show each step's phase, reason and message, and the values the steps exported",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeAppNames(kube),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, hub, ns, err := kube.Target()
+			if err != nil {
+				return err
+			}
+			return cli.WorkflowStatus(cmd.Context(), hub, ns, args[0], cmd.OutOrStdout())
+		},
+	}
+	kube.AddFlags(status.Flags())
+	cmd.AddCommand(status)
 	return cmd
 }

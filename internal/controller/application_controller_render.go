@@ -96,6 +96,14 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 			return nil
 		}
 	}
+	if !refill && s.current != nil && s.current.Name == tracker.Name(s.app.Name, s.app.Namespace, kind) {
+		// The version kept is rendered again (its clusters moved): what
+		// its custom steps recorded is no render's, and stays recorded.
+		if versioned, err = carryStepEntries(s.current, versioned); err != nil {
+			s.recordErr = err
+			return nil
+		}
+	}
 	marks := map[string]string{annotationDispatchPending: pendingNew, annotationWorkflowSteps: "", annotationWorkflowInputs: renderedMark(s), annotationParallelism: ""}
 	if s.parallelism > 0 {
 		marks[annotationParallelism] = strconv.Itoa(s.parallelism)

@@ -76,6 +76,10 @@ func workflowRefusal(s *scope) error {
 	if s.renderErr != nil && reasonOf(s.renderErr, "") == v1beta1.ReasonUnsupportedWorkflow {
 		return s.renderErr
 	}
+	if errors.As(s.renderErr, new(*workflow.MissingDefinitionError)) {
+		// A step type with no definition: the step at fault fails.
+		return s.renderErr
+	}
 	return nil
 }
 
@@ -85,9 +89,13 @@ func workflowRefusal(s *scope) error {
 func refusedRun(app *v1beta1.Application, err error, prev *v1beta1.WorkflowStatus, now time.Time) *v1beta1.WorkflowStatus {
 	rev := delivery.RevisionNameOf(app.Name, app.Annotations[v1beta1.AnnotationPublishVersion], app.Generation)
 	var unsupported *workflow.UnsupportedError
-	failed := ""
-	if errors.As(err, &unsupported) {
+	var missing *workflow.MissingDefinitionError
+	failed, reason := "", v1beta1.ReasonUnsupportedWorkflow
+	switch {
+	case errors.As(err, &unsupported):
 		failed = unsupported.Step
+	case errors.As(err, &missing):
+		failed, reason = missing.Step, v1beta1.ReasonDefinitionNotFound
 	}
 	msg := err.Error()
 	st := &v1beta1.WorkflowStatus{AppRevision: rev, Mode: workflow.Flow{}.Mode(), Phase: v1beta1.WorkflowPhaseFailed, Message: msg,
@@ -100,7 +108,7 @@ func refusedRun(app *v1beta1.Application, err error, prev *v1beta1.WorkflowStatu
 	}
 	phaseOf := func(name string) (string, string, string) {
 		if name == failed {
-			return v1beta1.WorkflowStepFailed, v1beta1.ReasonUnsupportedWorkflow, msg
+			return v1beta1.WorkflowStepFailed, reason, msg
 		}
 		return v1beta1.WorkflowStepSkipped, "", ""
 	}

@@ -12,12 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/definition"
 	"github.com/steward-oam/steward/internal/delivery"
+	"github.com/steward-oam/steward/internal/inventory"
 	"github.com/steward-oam/steward/internal/provider"
 	"github.com/steward-oam/steward/internal/steprun"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -66,6 +68,10 @@ func (r *ApplicationReconciler) runSteps(ctx context.Context, s *scope) error {
 			continue
 		case s.identityErr != nil:
 			wait(s.identityErr.Error())
+			continue
+		case s.rulesErr != nil:
+			// Without valid policies nothing is touched, by steps either.
+			wait("waiting until the policies are fixed: " + s.rulesErr.Error())
 			continue
 		}
 		local, cerr := s.clients.GetClient(ctx, v1beta1.ClusterLocal)
@@ -153,7 +159,9 @@ func (r *ApplicationReconciler) kubeActions(s *scope, step string) provider.Regi
 				return nil, err
 			}
 			obj := p.Value
-			defaultNamespace(obj, "default")
+			if err := r.scoped(ctx, s, p.Cluster, obj, "default"); err != nil {
+				return nil, err
+			}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 				if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
 					return json.Marshal(map[string]any{"value": p.Value.Object, "err": err.Error()})
@@ -181,6 +189,9 @@ func (r *ApplicationReconciler) kubeActions(s *scope, step string) provider.Regi
 			if err != nil {
 				return nil, err
 			}
+			if err := r.withinBoundary(s, p.Filter.Namespace); err != nil {
+				return nil, err
+			}
 			list := &unstructured.UnstructuredList{}
 			list.SetAPIVersion(p.Resource.APIVersion)
 			list.SetKind(p.Resource.Kind + "List")
@@ -206,22 +217,20 @@ func (r *ApplicationReconciler) kubeActions(s *scope, step string) provider.Regi
 				return nil, err
 			}
 			obj := p.Value
-			defaultNamespace(obj, "default")
 			if p.Filter != nil {
-				ns := p.Filter.Namespace
-				err = c.DeleteAllOf(ctx, obj, client.InNamespace(ns), client.MatchingLabels(p.Filter.MatchingLabels), client.PropagationPolicy("Background"))
-				env.Log.V(decisionLevel).Info("Deleted by a workflow step: every object matching its filter", "kind", obj.GetKind(), "namespace", ns, "labels", p.Filter.MatchingLabels, "error", errString(err))
-			} else {
-				if r.tracked(s, p.Cluster, obj) {
-					return nil, fmt.Errorf("%s %s/%s is managed by this Application: a step does not delete it (remove it from the Application instead)", obj.GetKind(), obj.GetNamespace(), obj.GetName())
+				if err := r.withinBoundary(s, p.Filter.Namespace); err != nil {
+					return nil, err
 				}
-				err = c.Delete(ctx, obj, client.PropagationPolicy("Background"))
-				if apierrors.IsNotFound(err) {
-					err = nil
-				}
-				env.Log.V(decisionLevel).Info("Deleted by a workflow step", "object", fmt.Sprintf("%s %s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName()), "error", errString(err))
+				return nil, r.deleteMatching(ctx, s, env, c, p.Cluster, obj, p.Filter.Namespace, p.Filter.MatchingLabels)
 			}
-			if err != nil {
+			if err := r.scoped(ctx, s, p.Cluster, obj, "default"); err != nil {
+				return nil, err
+			}
+			if err := r.deleteOne(ctx, s, env, c, p.Cluster, obj); err != nil {
+				var refused *provider.RefusedError
+				if errors.As(err, &refused) {
+					return nil, err
+				}
 				return json.Marshal(map[string]any{"value": obj.Object, "err": err.Error()})
 			}
 			return nil, nil
@@ -289,7 +298,9 @@ func (r *ApplicationReconciler) kubeActions(s *scope, step string) provider.Regi
 				return nil, err
 			}
 			obj := p.Value
-			defaultNamespace(obj, s.app.Namespace)
+			if err := r.scoped(ctx, s, p.Cluster, obj, s.app.Namespace); err != nil {
+				return nil, err
+			}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 				return nil, err
 			}
@@ -354,8 +365,19 @@ func (r *ApplicationReconciler) applyFromStep(ctx context.Context, s *scope, ste
 		}
 		return live, nil
 	}
-	if i >= 0 && entries[i].Step != step && entries[i].Step != "" && !entries[i].Deleted {
-		return nil, fmt.Errorf("%s is applied by step %q of this Application too", key, entries[i].Step)
+	if i >= 0 && entries[i].Step != step && !entries[i].Deleted {
+		return nil, provider.Refuse("%s is applied by %s of this Application too: each object comes from one place", key, entrySource(entries[i]))
+	}
+	if s.root != nil {
+		rootEntries, err := tracker.Entries(s.root)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range rootEntries {
+			if tracker.KeyOf(x) == key && !x.Deleted {
+				return nil, provider.Refuse("%s is applied by %s of this Application too: each object comes from one place", key, entrySource(x))
+			}
+		}
 	}
 	if i >= 0 {
 		entries[i] = e
@@ -373,6 +395,8 @@ func (r *ApplicationReconciler) applyFromStep(ctx context.Context, s *scope, ste
 // tracked reports whether an object is recorded in one of the
 // Application's trackers.
 func (r *ApplicationReconciler) tracked(s *scope, cluster string, obj *unstructured.Unstructured) bool {
+	want := tracker.KeyOf(v1beta1.ManagedResource{ClusterObjectReference: v1beta1.ClusterObjectReference{
+		Cluster: cluster, APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}})
 	for _, rt := range []*v1beta1.ResourceTracker{s.current, s.root} {
 		if rt == nil {
 			continue
@@ -382,19 +406,12 @@ func (r *ApplicationReconciler) tracked(s *scope, cluster string, obj *unstructu
 			return true
 		}
 		for _, e := range entries {
-			k := tracker.KeyOf(e)
-			if !e.Deleted && k.Kind == obj.GetKind() && k.Name == obj.GetName() && k.Namespace == obj.GetNamespace() && v1beta1.ClusterKey(k.Cluster) == v1beta1.ClusterKey(cluster) {
+			if !e.Deleted && tracker.KeyOf(e) == want {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-func defaultNamespace(obj *unstructured.Unstructured, ns string) {
-	if obj.GetNamespace() == "" {
-		obj.SetNamespace(ns)
-	}
 }
 
 // mergeInto merges a JSON merge patch into obj.
@@ -458,7 +475,8 @@ func (r *ApplicationReconciler) missingStepDefinitions(ctx context.Context, app 
 	visit := func(s v1beta1.WorkflowStepBase) {
 		name := names.Name(s)
 		if missing == nil && !workflow.Native(s.Type) && defs[s.Type] == nil {
-			missing = &reasonError{reason: v1beta1.ReasonDefinitionNotFound, err: fmt.Errorf("workflow step %q: type %q has no WorkflowStepDefinition in namespace %q or %q; nothing of this version is applied", name, s.Type, app.Namespace, r.Options.SystemDefinitionNS)}
+			missing = &reasonError{reason: v1beta1.ReasonDefinitionNotFound, err: &workflow.MissingDefinitionError{
+				Step: name, Type: s.Type, Namespaces: []string{app.Namespace, r.Options.SystemDefinitionNS}}}
 		}
 	}
 	for _, s := range wf.Steps {
@@ -482,4 +500,147 @@ func sameManifest(e v1beta1.ManagedResource, obj *unstructured.Unstructured) boo
 	_ = json.Unmarshal(a, &x)
 	_ = json.Unmarshal(b, &y)
 	return equality.Semantic.DeepEqual(x, y)
+}
+
+// entrySource names what records an entry, for messages.
+func entrySource(e v1beta1.ManagedResource) string {
+	switch {
+	case e.Component != "":
+		return fmt.Sprintf("component %q", e.Component)
+	case e.Step != "":
+		return fmt.Sprintf("step %q", e.Step)
+	}
+	return "the Application"
+}
+
+// scoped gives an object a step names its namespace: none for a
+// cluster-scoped kind, def when it has none; and holds it to
+// --no-cross-namespace-objects.
+func (r *ApplicationReconciler) scoped(ctx context.Context, s *scope, cluster string, obj *unstructured.Unstructured, def string) error {
+	namespaced, err := r.namespacedIn(ctx)(cluster, obj)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !namespaced:
+		obj.SetNamespace("")
+	case obj.GetNamespace() == "":
+		obj.SetNamespace(def)
+	}
+	if !namespaced && r.Options.NoCrossNamespaceObjects {
+		return provider.Refuse("%s %s is cluster-scoped: --no-cross-namespace-objects keeps steps in the Application's namespace", obj.GetKind(), obj.GetName())
+	}
+	return r.withinBoundary(s, obj.GetNamespace())
+}
+
+// withinBoundary holds a step's reads, lists and deletes to the
+// Application's namespace under --no-cross-namespace-objects, as its
+// applies are.
+func (r *ApplicationReconciler) withinBoundary(s *scope, namespace string) error {
+	if r.Options.NoCrossNamespaceObjects && namespace != s.app.Namespace {
+		return provider.Refuse("namespace %q: --no-cross-namespace-objects keeps steps in the Application's namespace %q", namespace, s.app.Namespace)
+	}
+	return nil
+}
+
+// deleteOne deletes one object a step names, as the Application: never
+// one this Application manages (StateKeep would only re-create it), nor
+// one another Application owns.
+func (r *ApplicationReconciler) deleteOne(ctx context.Context, s *scope, env *provider.Env, c client.Client, cluster string, obj *unstructured.Unstructured) error {
+	desc := fmt.Sprintf("%s %s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName())
+	if r.tracked(s, cluster, obj) {
+		return provider.Refuse("%s is managed by this Application: a step does not delete it (remove it from the Application instead)", desc)
+	}
+	live := obj.DeepCopy()
+	if err := c.Get(ctx, client.ObjectKeyFromObject(live), live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	if owner := foreignOwner(s.app, live); owner != "" {
+		return provider.Refuse("%s belongs to Application %s: a step does not delete it", desc, owner)
+	}
+	err := c.Delete(ctx, live, client.Preconditions{UID: uidPtr(live.GetUID())}, client.PropagationPolicy("Background"))
+	if apierrors.IsNotFound(err) {
+		err = nil
+	}
+	env.Log.V(decisionLevel).Info("Deleted by a workflow step", "object", desc, "cluster", v1beta1.ClusterKey(cluster), "error", errString(err))
+	return err
+}
+
+// deleteMatching deletes, one by one, the objects of a kind a step's
+// filter selects, leaving those this Application manages and those
+// another Application owns.
+func (r *ApplicationReconciler) deleteMatching(ctx context.Context, s *scope, env *provider.Env, c client.Client, cluster string, kind *unstructured.Unstructured, namespace string, labels map[string]string) error {
+	list := &unstructured.UnstructuredList{}
+	list.SetAPIVersion(kind.GetAPIVersion())
+	list.SetKind(kind.GetKind() + "List")
+	if err := c.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels(labels)); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		item := &list.Items[i]
+		desc := fmt.Sprintf("%s %s/%s", item.GetKind(), item.GetNamespace(), item.GetName())
+		if r.tracked(s, cluster, item) || foreignOwner(s.app, item) != "" {
+			env.Log.V(decisionLevel).Info("Skipped by a workflow step's delete: managed by an Application", "object", desc)
+			continue
+		}
+		err := c.Delete(ctx, item, client.Preconditions{UID: uidPtr(item.GetUID())}, client.PropagationPolicy("Background"))
+		if apierrors.IsNotFound(err) {
+			err = nil
+		}
+		env.Log.V(decisionLevel).Info("Deleted by a workflow step (its filter)", "object", desc, "cluster", v1beta1.ClusterKey(cluster), "error", errString(err))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// foreignOwner names the Application ("namespace/name") whose ownership
+// labels an object carries, when that is not app; "" otherwise.
+func foreignOwner(app *v1beta1.Application, obj *unstructured.Unstructured) string {
+	l := obj.GetLabels()
+	name, ns := l[v1beta1.LabelAppName], l[v1beta1.LabelAppNamespace]
+	if name == "" || (name == app.Name && ns == app.Namespace) {
+		return ""
+	}
+	return ns + "/" + name
+}
+
+func uidPtr(uid types.UID) *types.UID { return &uid }
+
+// carryStepEntries adds to a new render of a version the entries its
+// custom steps recorded (by the flow the version records), which no
+// render produces: recording the render alone would mark them deleted.
+func carryStepEntries(rt *v1beta1.ResourceTracker, versioned []v1beta1.ManagedResource) ([]v1beta1.ManagedResource, error) {
+	raw := rt.Annotations[annotationWorkflowSteps]
+	if raw == "" {
+		return versioned, nil
+	}
+	flow, err := workflow.Decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	custom := map[string]bool{}
+	for st := range flow.All() {
+		if st.Custom {
+			custom[st.Name] = true
+		}
+	}
+	if len(custom) == 0 {
+		return versioned, nil
+	}
+	recorded, err := tracker.Entries(rt)
+	if err != nil {
+		return nil, err
+	}
+	have := inventory.Wanted(versioned)
+	for _, e := range recorded {
+		if custom[e.Step] && !e.Deleted && e.Data != nil && !have.Has(tracker.KeyOf(e)) {
+			versioned = append(versioned, e)
+		}
+	}
+	return versioned, nil
 }

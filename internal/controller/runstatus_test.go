@@ -65,8 +65,11 @@ spec:
 	})
 }
 
-// A workflow Steward cannot run ends workflowFailed, the step at fault
-// failed in status.workflow, and nothing of the version is applied.
+// A workflow Steward cannot run (here: a step type with no
+// WorkflowStepDefinition) shows the step at fault failed in
+// status.workflow, the Application's phase rendering (as for a component
+// type with no definition, reason DefinitionNotFound), and nothing of
+// the version is applied.
 func TestRunStatus_AWorkflowThatCannotRunEndsWorkflowFailed(t *testing.T) {
 	ns := newNamespace(t)
 	startManager(t, testCfg, testOptions())
@@ -80,16 +83,16 @@ spec:
       - {name: apply, type: apply-component, properties: {component: api}}
       - {name: tell, type: no-such-step, properties: {url: "http://127.0.0.1:1"}}
 `)
-	eventually(t, 30*time.Second, "workflowFailed with the step failed", func() error {
+	eventually(t, 30*time.Second, "the step failed", func() error {
 		app := getApp(t, ns, "web")
-		if app.Status.Phase != v1beta1.ApplicationWorkflowFailed {
+		if app.Status.Phase != v1beta1.ApplicationRendering {
 			return fmt.Errorf("phase %q", app.Status.Phase)
 		}
 		w := app.Status.Workflow
 		if got := stepPhases(w); got != "apply=skipped tell=failed" {
 			return fmt.Errorf("steps %s", got)
 		}
-		if w.Phase != v1beta1.WorkflowPhaseFailed || !strings.Contains(w.Steps[1].Message, `step type "no-such-step"`) {
+		if w.Phase != v1beta1.WorkflowPhaseFailed || !strings.Contains(w.Steps[1].Message, `step type "no-such-step"`) || w.Steps[1].Reason != v1beta1.ReasonDefinitionNotFound {
 			return fmt.Errorf("run %+v", w)
 		}
 		return nil

@@ -19,6 +19,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cli"
+	"github.com/steward-oam/steward/internal/sandbox/sandboxtest"
 )
 
 // installPublishedSteps installs KubeVela's published step definitions
@@ -119,6 +121,14 @@ spec:
 	w := getApp(t, ns, "hooks").Status.Workflow
 	if last := w.Steps[len(w.Steps)-1]; last.Message != "all done" {
 		t.Errorf("print-message-in-status: message %q", last.Message)
+	}
+	// steward workflow status shows each step's message and the outputs.
+	var shown strings.Builder
+	if err := cli.WorkflowStatus(ctx, testClient, ns, "hooks", &shown); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(shown.String(), "all done") || !strings.Contains(shown.String(), `version: "1.2.3"`) {
+		t.Errorf("steward workflow status:\n%s", shown.String())
 	}
 	seen := strings.Join(log.all(), "\n")
 	for _, want := range []string{`POST /hook {"deployed":"cfg"}`, `POST /slack`, `cfg is out`, `GET /version`} {
@@ -266,5 +276,118 @@ spec:
 	if string(sec.Data["token"]) != "s3cret" || string(sec.Data["app"]) != "gated" {
 		raw, _ := json.Marshal(sec.Data)
 		t.Errorf("export2secret data %s", raw)
+	}
+}
+
+// A step definition of the tenant's own namespace whose template no
+// evaluation budget affords (string doubling, a comprehension of 10^10
+// iterations) fails its step with EvaluationBudgetExceeded within
+// seconds, naming the definition and the limit; the controller stays
+// small and keeps serving: an Application created afterwards is
+// delivered.
+func TestCustomSteps_AnExplodingStepDefinitionFailsItsStep(t *testing.T) {
+	ns := newNamespace(t)
+	startManager(t, testCfg, budgetOptions())
+	attacks := []string{"string doubling", "comprehension"}
+	for _, name := range attacks {
+		def := &v1beta1.WorkflowStepDefinition{}
+		def.Name, def.Namespace = slug(name), ns
+		def.Spec.Schematic = &v1beta1.Schematic{CUE: &v1beta1.CUE{Template: "import \"vela/builtin\"\n" + sandboxtest.Attacks[name] +
+			"say: builtin.#Message & {$params: message: \"\\(len(x))\"}\n"}}
+		if err := testClient.Create(context.Background(), def); err != nil {
+			t.Fatal(err)
+		}
+		createApp(t, ns, fmt.Sprintf(`metadata: {name: %[1]s}
+spec:
+  components:
+    - {name: cfg, type: test-config, properties: {name: %[1]s, data: {a: b}}}
+  workflow:
+    steps:
+      - {name: apply, type: apply-component, properties: {component: cfg}}
+      - {name: boom, type: %[1]s}
+`, slug(name)))
+	}
+	peak := uint64(0)
+	for _, name := range attacks {
+		start := time.Now()
+		eventually(t, 90*time.Second, name+": the step failed on the budget", func() error {
+			w := getApp(t, ns, slug(name)).Status.Workflow
+			if w == nil || len(w.Steps) != 2 || w.Steps[1].Phase != v1beta1.WorkflowStepFailed {
+				return fmt.Errorf("workflow %+v", w)
+			}
+			if w.Steps[1].Reason != v1beta1.ReasonEvaluationBudgetExceeded || !strings.Contains(w.Steps[1].Message, slug(name)) || !strings.Contains(w.Steps[1].Message, "limit") {
+				return fmt.Errorf("step %+v", w.Steps[1])
+			}
+			return nil
+		})
+		peak = max(peak, heapAfterGC())
+		t.Logf("%s: failed its step after %s: %s", name, time.Since(start).Round(time.Millisecond), getApp(t, ns, slug(name)).Status.Workflow.Steps[1].Message)
+	}
+	createApp(t, ns, `metadata: {name: after}
+spec: {components: [{name: cfg, type: test-config, properties: {name: after, data: {a: b}}}]}
+`)
+	waitReady(t, ns, "after")
+	peak = max(peak, heapAfterGC())
+	t.Logf("test process heap after GC, peak: %d MiB", peak>>20)
+	if peak > 1<<30 {
+		t.Errorf("heap after GC reached %d MiB", peak>>20)
+	}
+}
+
+// A step's kube.#Delete deletes what it names as the Application, but
+// never an object this Application manages nor one another Application
+// owns: a filter skips them, a single delete of one fails the step
+// (Refused) and leaves it.
+func TestCustomSteps_DeleteNeverTouchesManagedOrForeignObjects(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	installK8sObjects(t, ns)
+	createFromYAML(t, ns, `metadata: {name: cleaner}
+spec:
+  schematic:
+    cue:
+      template: |
+        import "vela/kube"
+        clean: kube.#Delete & {$params: {value: {apiVersion: "v1", kind: "ConfigMap", metadata: name: ""}, filter: {namespace: context.namespace, matchingLabels: clean: "yes"}}}
+        if parameter.name != _|_ {
+          one: kube.#Delete & {$params: value: {apiVersion: "v1", kind: "ConfigMap", metadata: {name: parameter.name, namespace: context.namespace}}}
+        }
+        parameter: name?: string
+`, &v1beta1.WorkflowStepDefinition{})
+	for name, labels := range map[string]map[string]string{
+		"leftover": {"clean": "yes"},
+		"other":    {"clean": "yes", v1beta1.LabelAppName: "someone", v1beta1.LabelAppNamespace: ns},
+	} {
+		cm := &corev1.ConfigMap{}
+		cm.Name, cm.Namespace, cm.Labels = name, ns, labels
+		if err := testClient.Create(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, `metadata: {name: tidy}
+spec:
+  components:
+    - {name: cfg, type: k8s-objects, properties: {objects: [{apiVersion: v1, kind: ConfigMap, metadata: {name: mine, labels: {clean: "yes"}}, data: {a: b}}]}}
+  workflow:
+    steps:
+      - {name: apply, type: apply-component, properties: {component: cfg}}
+      - {name: sweep, type: cleaner}
+      - {name: mine, type: cleaner, properties: {name: mine}}
+`)
+	eventually(t, 60*time.Second, "the sweep ran and the delete of a managed object was refused", func() error {
+		w := getApp(t, ns, "tidy").Status.Workflow
+		if w == nil || len(w.Steps) != 3 || w.Steps[1].Phase != v1beta1.WorkflowStepSucceeded || w.Steps[2].Phase != v1beta1.WorkflowStepFailed || w.Steps[2].Reason != "Refused" {
+			return fmt.Errorf("workflow %+v", w)
+		}
+		return nil
+	})
+	if configMapExists(t, ns, "leftover") {
+		t.Error("the filter did not delete the unowned ConfigMap it selects")
+	}
+	for _, name := range []string{"other", "mine"} {
+		if !configMapExists(t, ns, name) {
+			t.Errorf("ConfigMap %s was deleted by a step", name)
+		}
 	}
 }

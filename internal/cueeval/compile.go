@@ -30,6 +30,10 @@ type compiled struct {
 	value   cue.Value
 	version string
 	err     error
+	// actions, for a step template, are the paths of the fields it
+	// declares from a vela package's definition (`kube.#Apply & {...}`):
+	// each must evaluate to an action when it exists.
+	actions []cue.Path
 }
 
 // DefaultCacheSize bounds the compiled sources a Local keeps: a template

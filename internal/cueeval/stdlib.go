@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/ast/astutil"
 	"cuelang.org/go/cue/format"
@@ -135,4 +136,74 @@ func withStdlib(src string) (string, error) {
 		return "", err
 	}
 	return string(out) + stdlibText, nil
+}
+
+// declaredActions returns the paths of the fields of a rewritten step
+// template whose value refers to a definition of a vela package
+// (`_vela_kube.#Apply & {...}`), fields in comprehensions included (they
+// exist only when their condition holds). Lists and patterns are not
+// followed.
+func declaredActions(src string) []cue.Path {
+	f, err := parser.ParseFile("template", src)
+	if err != nil {
+		return nil
+	}
+	var out []cue.Path
+	var walk func(decls []ast.Decl, prefix []cue.Selector)
+	walk = func(decls []ast.Decl, prefix []cue.Selector) {
+		for _, d := range decls {
+			switch x := d.(type) {
+			case *ast.Field:
+				name, _, err := ast.LabelName(x.Label)
+				if err != nil || strings.HasPrefix(name, "_vela_") {
+					continue
+				}
+				sel := cue.Str(name)
+				if strings.HasPrefix(name, "#") {
+					continue
+				}
+				path := append(append([]cue.Selector{}, prefix...), sel)
+				if refersToPackage(x.Value) {
+					out = append(out, cue.MakePath(path...))
+				}
+				if st, ok := x.Value.(*ast.StructLit); ok {
+					walk(st.Elts, path)
+				}
+				if be, ok := x.Value.(*ast.BinaryExpr); ok {
+					for _, side := range []ast.Expr{be.X, be.Y} {
+						if st, ok := side.(*ast.StructLit); ok {
+							walk(st.Elts, path)
+						}
+					}
+				}
+			case *ast.Comprehension:
+				if st, ok := x.Value.(*ast.StructLit); ok {
+					walk(st.Elts, prefix)
+				}
+			case *ast.EmbedDecl:
+				if st, ok := x.Expr.(*ast.StructLit); ok {
+					walk(st.Elts, prefix)
+				}
+			}
+		}
+	}
+	walk(f.Decls, nil)
+	return out
+}
+
+// refersToPackage reports whether an expression's top level refers to a
+// definition of a vela package: `_vela_kube.#Apply`, possibly unified.
+func refersToPackage(x ast.Expr) bool {
+	switch e := x.(type) {
+	case *ast.SelectorExpr:
+		// #Steps groups actions; it is not one.
+		id, ok := e.X.(*ast.Ident)
+		label, _, _ := ast.LabelName(e.Sel)
+		return ok && strings.HasPrefix(id.Name, "_vela_") && label != "#Steps"
+	case *ast.BinaryExpr:
+		return refersToPackage(e.X) || refersToPackage(e.Y)
+	case *ast.ParenExpr:
+		return refersToPackage(e.X)
+	}
+	return false
 }

@@ -153,7 +153,9 @@ func compileStep(src string) *compiled {
 	}
 	// Step templates read results that only exist once actions ran
 	// (`req.$returns.body`): nothing is checked before they did.
-	return compileSource(text+contextDecl, false)
+	c := compileSource(text+contextDecl, false)
+	c.actions = declaredActions(text)
+	return c
 }
 
 // isAction reports whether v is a provider action: it has #do and
@@ -220,6 +222,12 @@ func (c *compiled) step(in *StepInput) (*StepRound, *Error) {
 		if err != nil {
 			return nil, renderErr("", err)
 		}
+		// A field declared as an action that does not evaluate to one (a
+		// property outside the action's parameters, a definition the
+		// package does not have) fails the step: it is never skipped.
+		if err := c.checkDeclared(v, tasks); err != nil {
+			return nil, err
+		}
 		var pending, ready []stepTask
 		for _, t := range tasks {
 			if _, ok := fills[t.path]; ok {
@@ -240,6 +248,7 @@ func (c *compiled) step(in *StepInput) (*StepRound, *Error) {
 		}
 		progressed := false
 		var blocked error
+		blockedWait := false
 		// Control actions (wait, fail, suspend, break) decide last: the
 		// other actions ready now run first, as their results may be
 		// what a condition reads.
@@ -253,6 +262,9 @@ func (c *compiled) step(in *StepInput) (*StepRound, *Error) {
 				// Its parameters may read what another action returns.
 				if blocked == nil {
 					blocked = fmt.Errorf("the %s action at %s: %w", actionName(t), t.path, err)
+					// A wait whose condition cannot be decided yet (a
+					// status field not reported) waits, as KubeVela's.
+					blockedWait = t.provider == "builtin" && t.do == "wait"
 				}
 				continue
 			}
@@ -314,6 +326,13 @@ func (c *compiled) step(in *StepInput) (*StepRound, *Error) {
 			return out, nil
 		}
 		if !progressed {
+			if blockedWait {
+				out.Control = StepWait
+				if out.Message == "" {
+					out.Message = "waiting: " + blocked.Error()
+				}
+				return out, nil
+			}
 			if blocked == nil {
 				blocked = fmt.Errorf("its actions wait for each other (%s)", actionNames(pending))
 			}
@@ -514,4 +533,26 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// checkDeclared fails on a field declared as an action (c.actions) that
+// exists and did not evaluate to one.
+func (c *compiled) checkDeclared(v cue.Value, tasks []stepTask) *Error {
+	found := map[string]bool{}
+	for _, t := range tasks {
+		found[t.path] = true
+	}
+	for _, p := range c.actions {
+		if found[p.String()] {
+			continue
+		}
+		fv := v.LookupPath(p)
+		if !fv.Exists() {
+			continue
+		}
+		if err := fv.Err(); err != nil && !strings.Contains(err.Error(), "cannot reference optional field") && withoutIncomplete(err) != nil {
+			return renderErr(p.String(), fmt.Errorf("the action at %s does not evaluate: %w", p, flattenCUE(err, "", false)))
+		}
+	}
+	return nil
 }

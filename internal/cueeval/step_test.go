@@ -184,3 +184,33 @@ func TestStep_EveryPublishedDefinitionCompilesOrNamesWhatIsMissing(t *testing.T)
 		}
 	}
 }
+
+// An action that does not evaluate (a method outside its parameter's
+// choices, a definition the package does not have) fails the step: it
+// is never dropped while the step succeeds.
+func TestStep_AnActionThatDoesNotEvaluateFailsTheStep(t *testing.T) {
+	l := NewLocal(0)
+	for name, tpl := range map[string]string{
+		"bad method":     "import \"vela/http\"\nreq: http.#HTTPDo & {$params: {method: \"get\", url: \"http://127.0.0.1/\"}}\n",
+		"no such action": "import \"vela/kube\"\ndel: kube.#Remove & {$params: value: {apiVersion: \"v1\", kind: \"ConfigMap\", metadata: name: \"x\"}}\n",
+	} {
+		_, err := l.Evaluate(&Request{Step: &StepInput{Source: Source{Kind: KindStep, Name: name, Text: tpl}, Params: json.RawMessage(`{}`), Context: json.RawMessage(`{}`)}})
+		if err == nil {
+			t.Errorf("%s: the step did not fail", name)
+			continue
+		}
+		t.Logf("%s: %v", name, err)
+	}
+}
+
+// The published apply-deployment waits while the Deployment it applied
+// reports no ready replicas yet (its condition cannot be decided), as in
+// KubeVela, instead of failing.
+func TestStep_AWaitOnAFieldNotReportedYetWaits(t *testing.T) {
+	r, ran := runStep(t, NewLocal(0), "apply-deployment", publishedStep(t, "apply-deployment"), `{"image":"nginx"}`, nil, func(a Action) any {
+		return map[string]any{"value": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "s1", "namespace": "team"}, "spec": map[string]any{"replicas": 1}}}
+	})
+	if r.Control != StepWait || len(ran) != 1 {
+		t.Fatalf("want a wait after the apply: %+v %+v", r, ran)
+	}
+}

@@ -83,3 +83,16 @@ func (r Registry) With(others ...Registry) Registry {
 // ErrPending wraps the error of an action that started and is not done
 // yet (an object recorded, to be applied): the step runs again soon.
 var ErrPending = errors.New("pending")
+
+// RefusedError is an action refused for good (an object another
+// Application owns, one outside the Application's namespace): running
+// the step again would not help, so the step fails.
+type RefusedError struct{ Err error }
+
+func (e *RefusedError) Error() string { return e.Err.Error() }
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// Refuse wraps err as a RefusedError.
+func Refuse(format string, args ...any) error {
+	return &RefusedError{Err: fmt.Errorf(format, args...)}
+}

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +52,9 @@ const (
 	ReasonFail = "Fail"
 	// ReasonWait: a #ConditionalWait is not met yet.
 	ReasonWait = "Wait"
+	// ReasonRefused: a provider action was refused for good (an object
+	// another Application owns, one outside the Application's namespace).
+	ReasonRefused = "Refused"
 	// ReasonApplying: a kube action recorded objects, which are applied
 	// before the step runs again.
 	ReasonApplying = "Applying"
@@ -155,6 +159,7 @@ func (r *Runner) Run(ctx context.Context, env *provider.Env, st Step) Outcome {
 			out.Phase, out.Message, out.Values = v1beta1.WorkflowStepSucceeded, message, round.Outputs
 			return out
 		}
+		var pending []string
 		for _, a := range round.Actions {
 			if len(out.Actions) >= MaxActions {
 				return failed(out, ReasonTemplate, fmt.Sprintf("the step ran %d provider actions, the most one run of a step may", MaxActions))
@@ -163,18 +168,27 @@ func (r *Runner) Run(ctx context.Context, env *provider.Env, st Step) Outcome {
 			out.Actions = append(out.Actions, call.Name())
 			returns, err := r.Providers.Do(ctx, env, call)
 			var unsupported *provider.UnsupportedError
+			var refused *provider.RefusedError
 			switch {
 			case errors.As(err, &unsupported):
 				return failed(out, ReasonUnsupported, fmt.Sprintf("step definition %q: %v", st.Type, err))
+			case errors.As(err, &refused):
+				return failed(out, ReasonRefused, fmt.Sprintf("%s at %s: %v", call.Name(), a.Path, err))
 			case errors.Is(err, provider.ErrPending):
-				out = waiting(out, st, ReasonApplying, err.Error())
-				out.Retry = 0
-				return out
+				// The other actions of the round run first: what they
+				// apply is recorded in the same pass.
+				pending = append(pending, err.Error())
+				continue
 			case err != nil:
 				env.Log.V(1).Info("Workflow step action failed", "step", st.Name, "action", call.Name(), "error", err.Error())
 				return waiting(out, st, ReasonAction, fmt.Sprintf("%s at %s: %v", call.Name(), a.Path, err))
 			}
 			in.Done = append(in.Done, cueeval.ActionResult{Path: a.Path, Legacy: a.Legacy, Returns: returns})
+		}
+		if len(pending) > 0 {
+			out = waiting(out, st, ReasonApplying, strings.Join(pending, "; "))
+			out.Retry = 0
+			return out
 		}
 	}
 	return failed(out, ReasonTemplate, fmt.Sprintf("the step's actions did not end after %d rounds", MaxRounds))

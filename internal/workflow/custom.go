@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,6 +50,31 @@ func CustomTypes(wf *v1beta1.Workflow) []string {
 	return out
 }
 
+// MissingDefinitionError is a custom step whose type has no
+// WorkflowStepDefinition: the version is refused, nothing of it applied.
+type MissingDefinitionError struct {
+	Step, Type string
+	// Namespaces are where the definition was looked for.
+	Namespaces []string
+}
+
+func (e *MissingDefinitionError) Error() string {
+	return fmt.Sprintf("workflow step %q: step type %q has no WorkflowStepDefinition in namespace %s; nothing of this version is applied",
+		e.Step, e.Type, strings.Join(quoted(e.Namespaces), " or "))
+}
+
+func quoted(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
+}
+
+// ReasonResumed marks, in a running custom step's status, a step resumed
+// after its own #Suspend: the suspend stays passed until the step ends.
+const ReasonResumed = "Resumed"
+
 // Verdict is how a custom step the controller ran in this pass ended.
 type Verdict struct {
 	// Phase is WorkflowStepSucceeded, WorkflowStepFailed,
@@ -72,7 +99,7 @@ func (r *Run) Custom() map[string]bool {
 	out := map[string]bool{}
 	for _, name := range r.running {
 		if s, ok := r.Step(name); ok && s.Custom {
-			out[name] = r.resumedCustom[name]
+			out[name] = r.resumedCustom[name] || r.status[name].Reason == ReasonResumed
 		}
 	}
 	return out
@@ -115,7 +142,11 @@ func (r *Run) settleCustom(s *Step, ss *v1beta1.StepStatus, v Verdict, now time.
 		return false
 	default:
 		ss.Message = v.Message
-		ss.Reason = v.Reason
+		if ss.Reason != ReasonResumed {
+			// A step resumed after suspending itself keeps saying so
+			// until it ends: its suspend actions stay passed.
+			ss.Reason = v.Reason
+		}
 		if v.Retry > 0 {
 			r.wake(v.Retry)
 		}
@@ -146,7 +177,7 @@ func (r *Run) customSuspended(s *Step, ss *v1beta1.StepStatus) bool {
 		r.resumedCustom = map[string]bool{}
 	}
 	r.resumedCustom[s.Name] = true
-	ss.Phase, ss.Message = v1beta1.WorkflowStepRunning, ""
+	ss.Phase, ss.Message, ss.Reason = v1beta1.WorkflowStepRunning, "", ReasonResumed
 	r.settleSuspend()
 	return true
 }

@@ -91,6 +91,7 @@ func (h *harness) notQuiet(ctx context.Context) []violation {
 			out = append(out, violation{Kind: kindNotSettled, Subject: "app " + name, Detail: msg, App: name})
 		}
 	}
+	out = append(out, h.flowNotQuiet(ctx)...)
 	return append(out, h.budgetNotQuiet(ctx)...)
 }
 
@@ -247,6 +248,7 @@ func (h *harness) invariants(ctx context.Context) []violation {
 	}
 	out = append(out, h.trackerInvariants(ctx, live)...)
 	out = append(out, h.budgetInvariants(ctx, live)...)
+	out = append(out, h.flowInvariants(ctx, live)...)
 	return out
 }
 

@@ -180,5 +180,8 @@ func install(ctx context.Context, c client.Client) error {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: chaosNS}}); err != nil {
 		return err
 	}
+	if err := installFlowStep(ctx, c); err != nil {
+		return err
+	}
 	return installBuster(ctx, c)
 }

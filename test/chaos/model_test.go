@@ -128,14 +128,17 @@ func (o *object) String() string {
 type world struct {
 	Apps map[string]*appModel
 	// Budget is the tenant's Application (budget_test.go).
-	Budget  *budgetModel
+	Budget *budgetModel
+	// Flow is the workflow Application with a custom step
+	// (customsteps_test.go).
+	Flow    *flowModel
 	Objects map[string]*object // by kind/name
 	// counters give fresh names and values.
 	next int
 }
 
 func newWorld() *world {
-	w := &world{Apps: map[string]*appModel{}, Objects: map[string]*object{}, Budget: &budgetModel{}}
+	w := &world{Apps: map[string]*appModel{}, Objects: map[string]*object{}, Budget: &budgetModel{}, Flow: &flowModel{}}
 	for _, n := range appNames {
 		w.Apps[n] = &appModel{Name: n, Spec: newSpec(), PVSpec: map[string]spec{}}
 	}

@@ -66,6 +66,7 @@ func (h *harness) nextStep(ctx context.Context, first bool) (step, error) {
 		}},
 		{2, func() (step, bool, error) { return h.deleteApp(app) }},
 		{6, func() (step, bool, error) { return h.budgetStep(), true, nil }},
+		{5, func() (step, bool, error) { return h.flowStep(), true, nil }},
 	}
 	total := 0
 	for _, c := range choices {
