@@ -92,27 +92,7 @@ func writeBudget(ctx context.Context, h *harness) error {
 	if m.Busted {
 		comps = append(comps, map[string]any{"name": "buster", "type": busterType})
 	}
-	desired := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": v1beta1.GroupVersion.String(), "kind": "Application",
-		"metadata": map[string]any{"name": budgetApp, "namespace": chaosNS},
-		"spec":     map[string]any{"components": comps},
-	}}
-	if err := h.waitGone(ctx, budgetApp); err != nil {
-		return err
-	}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(desired.GroupVersionKind())
-		err := h.c.Get(ctx, client.ObjectKeyFromObject(desired), live)
-		if apierrors.IsNotFound(err) {
-			return h.c.Create(ctx, desired.DeepCopy())
-		}
-		if err != nil {
-			return err
-		}
-		live.Object["spec"] = desired.Object["spec"]
-		return h.c.Update(ctx, live)
-	})
+	return h.writeSpec(ctx, budgetApp, map[string]any{"components": comps})
 }
 
 // budgetNotQuiet says what the tenant's Application is still waiting
@@ -196,6 +176,34 @@ func (h *harness) budgetInvariants(ctx context.Context, live map[string]liveObj)
 		}
 	}
 	return out
+}
+
+// writeSpec creates an Application of the chaos namespace with spec, or
+// sets the spec of the one there, waiting for a deleted incarnation to go
+// first (writing the spec of an Application being deleted is not
+// re-creating it).
+func (h *harness) writeSpec(ctx context.Context, name string, spec map[string]any) error {
+	desired := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1beta1.GroupVersion.String(), "kind": "Application",
+		"metadata": map[string]any{"name": name, "namespace": chaosNS},
+		"spec":     spec,
+	}}
+	if err := h.waitGone(ctx, name); err != nil {
+		return err
+	}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(desired.GroupVersionKind())
+		err := h.c.Get(ctx, client.ObjectKeyFromObject(desired), live)
+		if apierrors.IsNotFound(err) {
+			return h.c.Create(ctx, desired.DeepCopy())
+		}
+		if err != nil {
+			return err
+		}
+		live.Object["spec"] = desired.Object["spec"]
+		return h.c.Update(ctx, live)
+	})
 }
 
 // waitGone waits, at most two minutes, for a deleted incarnation of an

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
@@ -70,34 +67,14 @@ func (h *harness) flowStep() step {
 // writeFlow writes the workflow Application from the model.
 func writeFlow(ctx context.Context, h *harness) error {
 	m := h.world.Flow
-	desired := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": v1beta1.GroupVersion.String(), "kind": "Application",
-		"metadata": map[string]any{"name": flowApp, "namespace": chaosNS},
-		"spec": map[string]any{
-			"components": []any{map[string]any{"name": flowCM, "type": "k8s-objects", "properties": map[string]any{"objects": []any{
-				map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": flowCM}, "data": map[string]any{"v": m.Value}},
-			}}}},
-			"workflow": map[string]any{"steps": []any{
-				map[string]any{"name": "apply", "type": "apply-component", "properties": map[string]any{"component": flowCM}},
-				map[string]any{"name": "export", "type": flowStepDef, "properties": map[string]any{"name": flowOut, "value": m.Value}},
-			}},
-		},
-	}}
-	if err := h.waitGone(ctx, flowApp); err != nil {
-		return err
-	}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(desired.GroupVersionKind())
-		err := h.c.Get(ctx, client.ObjectKeyFromObject(desired), live)
-		if apierrors.IsNotFound(err) {
-			return h.c.Create(ctx, desired.DeepCopy())
-		}
-		if err != nil {
-			return err
-		}
-		live.Object["spec"] = desired.Object["spec"]
-		return h.c.Update(ctx, live)
+	return h.writeSpec(ctx, flowApp, map[string]any{
+		"components": []any{map[string]any{"name": flowCM, "type": "k8s-objects", "properties": map[string]any{"objects": []any{
+			map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": flowCM}, "data": map[string]any{"v": m.Value}},
+		}}}},
+		"workflow": map[string]any{"steps": []any{
+			map[string]any{"name": "apply", "type": "apply-component", "properties": map[string]any{"component": flowCM}},
+			map[string]any{"name": "export", "type": flowStepDef, "properties": map[string]any{"name": flowOut, "value": m.Value}},
+		}},
 	})
 }
 
