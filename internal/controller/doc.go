@@ -20,6 +20,7 @@
 //	keepState        statekeep    every recorded object applied, drift repaired (dependson: order)
 //	evaluateHealth   health       each component's health policy over the live objects
 //	dispatchPostTraits postdispatch PostDispatch traits over the live, healthy workload, recorded
+//	runSteps         steps        custom workflow steps (WorkflowStepDefinitions); their vela/kube actions: stepkube
 //	finishWorkflow   workflow     which steps succeeded, after health
 //	collectGarbage   gc           objects only older versions record deleted (delete: one object)
 //
