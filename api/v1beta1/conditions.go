@@ -244,6 +244,10 @@ const (
 	// EventDriftRepaired: StateKeep restored objects someone else changed
 	// or deleted.
 	EventDriftRepaired = "DriftRepaired"
+	// EventFieldsTaken: server-side apply took fields another field
+	// manager had set to other values, because the manifest sets them;
+	// said once per set of fields, with the previous managers.
+	EventFieldsTaken = "FieldsTaken"
 	// EventGarbageCollected: objects no current version renders were
 	// deleted.
 	EventGarbageCollected = "GarbageCollected"

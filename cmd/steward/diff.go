@@ -21,8 +21,9 @@ func newDiffCommand() *cobra.Command {
 		Long: `Renders the Application with the cluster's definitions, placement and
 policies, as the controller would, and prints a unified diff per object
 that applying it would change: created (absent live), patched (the live
-object against the result of Steward's three-way patch, computed by the API
-server as a dry run) and deleted (objects of the Application's trackers the
+object against the result of the controller's apply, a server-side apply by
+default, run by the API server as a dry run; fields it would take from
+other field managers are named above the diff) and deleted (objects of the Application's trackers the
 new version no longer renders, unless a garbage-collect or read-only policy
 keeps them). Nothing is written.
 
@@ -61,6 +62,7 @@ Application owns).`,
 	f.StringVarP(&opts.AppFile, "file", "f", "", "Application manifest.")
 	f.StringVar(&opts.DefinitionNamespace, "definition-namespace", "vela-system", "The system namespace definitions are looked up in after the Application's.")
 	f.StringVar(&opts.ClusterNamespace, "cluster-namespace", "vela-system", "The namespace of the cluster Secrets.")
+	f.StringVar(&opts.ApplyMethod, "apply-method", "server-side", "The controller's --apply-method: server-side or client-side.")
 	opts.Budget.BindFlags(f)
 	kube.AddFlags(f)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitError(2, err) })

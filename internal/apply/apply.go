@@ -7,12 +7,8 @@ import (
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
@@ -53,99 +49,92 @@ type Applier struct {
 	// its own shard's objects, and a moved Application's objects follow it
 	// on its new shard's first pass.
 	Shard string
+	// Method is how objects are written: ServerSide (the default) or
+	// ClientSide.
+	Method Method
 }
 
-// Apply makes the live object match desired in the cluster behind c: create
-// when missing, otherwise a three-way patch that is skipped when empty.
-// desired must carry the ownership labels. An object owned by another
-// Application, or by none without TakeOver, is not touched and an
-// *OwnershipError is returned.
+// Method is how the Applier writes objects.
+type Method string
+
+const (
+	// ServerSide applies with server-side apply as FieldManager: the API
+	// server merges the manifest into the object, removes what Steward
+	// applied before and the manifest dropped, and records which fields
+	// Steward manages.
+	ServerSide Method = "server-side"
+	// ClientSide is KubeVela's method: a three-way patch computed against
+	// the last configuration applied, kept in an annotation.
+	ClientSide Method = "client-side"
+)
+
+// FieldManager is Steward's field manager in server-side apply, and of
+// the metadata patches (shared-by lists, ownership hand-overs) it sends.
+const FieldManager = "steward"
+
+// ParseMethod checks a method named by a flag.
+func ParseMethod(s string) (Method, error) {
+	switch m := Method(s); m {
+	case ServerSide, ClientSide:
+		return m, nil
+	case "":
+		return ServerSide, nil
+	default:
+		return "", fmt.Errorf("unknown apply method %q: use %s or %s", s, ServerSide, ClientSide)
+	}
+}
+
+// Apply makes the live object match desired in the cluster behind c:
+// create it when missing, otherwise write what differs, nothing when
+// nothing does. desired must carry the ownership labels. An object owned
+// by another Application, or by none without TakeOver, is not touched and
+// an *OwnershipError is returned.
 func (a Applier) Apply(ctx context.Context, c client.Client, desired *unstructured.Unstructured, opts Options) (Result, error) {
-	desired = normalize(desired)
+	desired = a.prepare(desired)
+	if a.Method == ClientSide {
+		return a.applyClientSide(ctx, c, desired, opts)
+	}
+	return a.applyServerSide(ctx, c, desired, opts)
+}
+
+// prepare returns a copy of desired as it is written: normalized, with
+// the shard label.
+func (a Applier) prepare(desired *unstructured.Unstructured) *unstructured.Unstructured {
+	out := normalize(desired)
 	if a.Shard != "" {
-		labels := desired.GetLabels()
+		labels := out.GetLabels()
 		if labels == nil {
 			labels = map[string]string{}
 		}
 		labels[v1beta1.LabelScheduledShardID] = a.Shard
-		desired.SetLabels(labels)
+		out.SetLabels(labels)
 	}
-	modified, err := withLastApplied(desired)
-	if err != nil {
-		return Result{}, err
-	}
-	if opts.ExpectMissing && !opts.ReportOnly && !opts.Shared {
-		created := modified.DeepCopy()
-		err := c.Create(ctx, created)
-		if err == nil {
-			return Result{Action: Created, Live: created}, nil
-		}
-		if !apierrors.IsAlreadyExists(err) {
-			return Result{}, fmt.Errorf("creating %s: %w", describe(desired), err)
-		}
-	}
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(desired.GroupVersionKind())
-	err = c.Get(ctx, client.ObjectKeyFromObject(desired), live)
-	if apierrors.IsNotFound(err) && opts.ReportOnly {
-		return Result{Action: Missing}, nil
-	}
-	if apierrors.IsNotFound(err) {
-		if opts.Shared {
-			shared := desired.DeepCopy()
-			setSharedBy(shared, a.Owner.key())
-			if modified, err = withLastApplied(shared); err != nil {
-				return Result{}, err
-			}
-		}
-		if err := c.Create(ctx, modified); err != nil {
-			return Result{}, fmt.Errorf("creating %s: %w", describe(desired), err)
-		}
-		return Result{Action: Created, Live: modified}, nil
-	}
-	if err != nil {
-		return Result{}, fmt.Errorf("reading %s: %w", describe(desired), err)
-	}
+	return out
+}
+
+// forExisting returns what to write to the existing object live, and
+// whether anything should be: an object another Application writes is
+// joined (shared) and an object not ours refused; the apply-once fields
+// take their live values.
+func (a Applier) forExisting(ctx context.Context, c client.Client, live, desired *unstructured.Unstructured, opts Options) (*unstructured.Unstructured, *Result, error) {
 	if opts.Shared && !a.Owns(live) && live.GetLabels()[v1beta1.LabelAppName] != "" {
-		return a.joinShared(ctx, c, live)
+		res, err := a.joinShared(ctx, c, live)
+		return nil, &res, err
 	}
 	if err := a.checkOwner(live, opts); err != nil {
-		return Result{Live: live}, err
+		return nil, &Result{Live: live}, err
 	}
 	if slices.Contains(opts.KeepLiveFields, "*") {
-		return Result{Action: Unchanged, Live: live}, nil
+		return nil, &Result{Action: Unchanged, Live: live}, nil
 	}
 	if len(opts.KeepLiveFields) > 0 || opts.Shared {
 		desired = desired.DeepCopy()
-		keepLiveFields(desired, live, opts.KeepLiveFields)
+		a.keepLive(desired, live, opts.KeepLiveFields)
 		if opts.Shared {
 			setSharedBy(desired, addSharer(sharedBy(live), a.Owner.key())...)
 		}
-		if modified, err = withLastApplied(desired); err != nil {
-			return Result{}, err
-		}
 	}
-	return patchTo(ctx, c, live, modified, opts.ReportOnly)
-}
-
-// patchTo patches live to modified (a three-way patch against live's
-// last-applied configuration), skipping an empty patch; reportOnly
-// computes it without sending it.
-func patchTo(ctx context.Context, c client.Client, live, modified *unstructured.Unstructured, reportOnly bool) (Result, error) {
-	pt, patch, err := threeWayPatch(modified.GroupVersionKind(), live, modified)
-	if err != nil {
-		return Result{Live: live}, fmt.Errorf("computing patch for %s: %w", describe(modified), err)
-	}
-	if string(patch) == "{}" {
-		return Result{Action: Unchanged, Live: live}, nil
-	}
-	if reportOnly {
-		return Result{Action: Drifted, Live: live, Patch: patch}, nil
-	}
-	if err := c.Patch(ctx, live, client.RawPatch(pt, patch)); err != nil {
-		return Result{}, fmt.Errorf("patching %s: %w", describe(modified), err)
-	}
-	return Result{Action: Configured, Live: live, Patch: patch}, nil
+	return desired, nil, nil
 }
 
 // Owns reports whether the live object carries this Application's
@@ -161,7 +150,7 @@ func (a Applier) checkOwner(live *unstructured.Unstructured, opts Options) error
 	}
 	l := live.GetLabels()
 	name, ns := l[v1beta1.LabelAppName], l[v1beta1.LabelAppNamespace]
-	if name == "" && (opts.TakeOver || a.lastApplied(live)) {
+	if name == "" && (opts.TakeOver || a.lastApplied(live) || a.appliedServerSide(live)) {
 		return nil
 	}
 	return &OwnershipError{Object: describe(live), OwnerName: name, OwnerNamespace: ns}
@@ -192,54 +181,24 @@ func (a Applier) lastApplied(live *unstructured.Unstructured) bool {
 	return l[v1beta1.LabelAppName] == a.Owner.Name && l[v1beta1.LabelAppNamespace] == a.Owner.Namespace
 }
 
-// withLastApplied returns a copy of desired annotated with its own
-// configuration, the "original" of the next three-way patch.
-func withLastApplied(desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	out := desired.DeepCopy()
-	ann := out.GetAnnotations()
-	delete(ann, v1beta1.AnnotationLastApplied)
-	if len(ann) == 0 {
-		ann = nil
+// appliedServerSide reports whether live, which has no ownership labels,
+// is one Steward applied server-side and never let go: Steward's field
+// manager still holds applied fields (Release drops them with the labels)
+// and a component label left on it names the same component. Server-side
+// apply keeps no copy of the manifest on the object, so which Application
+// applied it is not recorded beyond the labels: the Application whose
+// trackers record the object takes its labels back. With the ClientSide
+// method only the last-applied annotation counts.
+func (a Applier) appliedServerSide(live *unstructured.Unstructured) bool {
+	if a.Method == ClientSide {
+		return false
 	}
-	out.SetAnnotations(ann)
-	raw, err := json.Marshal(out.Object)
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", describe(desired), err)
-	}
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[v1beta1.AnnotationLastApplied] = string(raw)
-	out.SetAnnotations(ann)
-	return out, nil
-}
-
-// threeWayPatch computes the patch from live to modified, deleting what the
-// last applied configuration had and modified no longer has. Fields only
-// the live object has (set by other controllers or defaults) are kept.
-func threeWayPatch(gvk schema.GroupVersionKind, live, modified *unstructured.Unstructured) (types.PatchType, []byte, error) {
-	original := []byte(live.GetAnnotations()[v1beta1.AnnotationLastApplied])
-	if len(original) == 0 {
-		original = []byte("{}")
-	}
-	modJSON, err := json.Marshal(modified.Object)
-	if err != nil {
-		return "", nil, err
-	}
-	curJSON, err := json.Marshal(live.Object)
-	if err != nil {
-		return "", nil, err
-	}
-	if typed, err := clientgoscheme.Scheme.New(gvk); err == nil {
-		meta, err := strategicpatch.NewPatchMetaFromStruct(typed)
-		if err != nil {
-			return "", nil, err
+	for _, e := range live.GetManagedFields() {
+		if e.Manager == FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
+			return true
 		}
-		patch, err := strategicpatch.CreateThreeWayMergePatch(original, modJSON, curJSON, meta, true)
-		return types.StrategicMergePatchType, patch, err
 	}
-	patch, err := jsonmergepatch.CreateThreeWayJSONMergePatch(original, modJSON, curJSON)
-	return types.MergePatchType, patch, err
+	return false
 }
 
 // describe names an object for messages: "Deployment default/web".
@@ -264,39 +223,4 @@ func readLive(ctx context.Context, c client.Client, ref *unstructured.Unstructur
 		return nil, fmt.Errorf("reading %s: %w", describe(ref), err)
 	}
 	return live, nil
-}
-
-// Restore repairs drift of an object Steward applied before, without
-// applying anything new: the live object is patched back to its own
-// last-applied configuration (what Steward last wrote to it, whichever
-// version that was), keeping the KeepLiveFields. A missing object is
-// Missing and is not created; an object with no last-applied
-// configuration, or a shared one, is left Unchanged; one owned by another
-// Application is an *OwnershipError. ref names the object (kind,
-// namespace, name).
-func (a Applier) Restore(ctx context.Context, c client.Client, ref *unstructured.Unstructured, opts Options) (Result, error) {
-	live, err := readLive(ctx, c, ref)
-	if err != nil {
-		return Result{}, err
-	}
-	if live == nil {
-		return Result{Action: Missing}, nil
-	}
-	raw := live.GetAnnotations()[v1beta1.AnnotationLastApplied]
-	if raw == "" || live.GetAnnotations()[v1beta1.AnnotationSharedBy] != "" || slices.Contains(opts.KeepLiveFields, "*") {
-		return Result{Action: Unchanged, Live: live}, nil
-	}
-	if err := a.checkOwner(live, Options{}); err != nil {
-		return Result{Live: live}, err
-	}
-	desired := &unstructured.Unstructured{}
-	if err := json.Unmarshal([]byte(raw), &desired.Object); err != nil {
-		return Result{Live: live}, fmt.Errorf("reading the last-applied configuration of %s: %w", describe(live), err)
-	}
-	keepLiveFields(desired, live, opts.KeepLiveFields)
-	modified, err := withLastApplied(desired)
-	if err != nil {
-		return Result{}, err
-	}
-	return patchTo(ctx, c, live, modified, opts.ReportOnly)
 }

@@ -40,8 +40,14 @@ type Result struct {
 	// Live is the object as the API server returned it after the
 	// operation; nil when it does not exist.
 	Live *unstructured.Unstructured
-	// Patch is the patch sent for a Configured object.
+	// Patch is the patch sent for a Configured object (ClientSide).
 	Patch []byte
+	// Fields names the fields that changed (Configured) or differ
+	// (Drifted): "spec.replicas".
+	Fields []string
+	// Conflicts are the fields Steward took from other field managers
+	// (ServerSide).
+	Conflicts []Conflict
 }
 
 // ErrNotOwned means an object exists that this Application does not own.

@@ -7,11 +7,16 @@
 //	res, err := a.Apply(ctx, c, desired)
 //	switch res.Action { case apply.Created, apply.Configured, apply.Unchanged: ... }
 //
-// Implementation notes: Apply reads the live object once, creates it when
-// missing and otherwise computes a client-side three-way patch between the
-// last configuration Steward applied (kept in an annotation), the desired
-// object and the live object, as `kubectl apply` does: a strategic merge
-// patch for kinds client-go knows, a JSON merge patch for custom resources.
-// An empty patch is not sent. The caller passes the client of the target
-// cluster at every call; nothing is hidden in the context.
+// Implementation notes: Apply reads the live object once and, by the
+// default ServerSide method, decides without a request whether applying
+// would change anything (serverSideDrift: the manifest compared with the
+// live object through the kind's schema, and Steward's applied fields,
+// from managedFields, with the manifest's); only then is a server-side
+// apply sent as FieldManager, first without forcing, then forcing the
+// conflicting fields, which are reported. Objects carrying the
+// client-side last-applied annotation are upgraded first (csaupgrade). The
+// ClientSide method is KubeVela's: a three-way patch against the
+// annotation, strategic for kinds client-go knows, JSON merge otherwise,
+// skipped when empty. The caller passes the client of the target cluster
+// at every call; nothing is hidden in the context.
 package apply

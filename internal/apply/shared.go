@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -105,10 +106,31 @@ func (a Applier) Release(ctx context.Context, c client.Client, ref *unstructured
 	// and an Application re-created under the same name would take back
 	// what this one let go.
 	annotations := map[string]any{v1beta1.AnnotationLastApplied: nil}
-	if err := patchMeta(ctx, c, live, map[string]any{"labels": labels, "annotations": annotations}); err != nil {
+	metadata := map[string]any{"labels": labels, "annotations": annotations}
+	// So do Steward's field manager's entries: they would make the object
+	// look like one Steward applied server-side (see appliedServerSide).
+	if kept, changed := withoutFieldManager(live.GetManagedFields()); changed {
+		metadata["managedFields"] = kept
+	}
+	if err := patchMeta(ctx, c, live, metadata); err != nil {
 		return Result{}, fmt.Errorf("releasing %s: %w", describe(ref), err)
 	}
 	return Result{Action: Skipped, Live: live}, nil
+}
+
+// withoutFieldManager returns the managed fields entries of other
+// managers, and whether Steward's field manager had any. An empty list
+// is written as one empty entry, which is how the API server is told to
+// clear them (an empty list keeps them).
+func withoutFieldManager(entries []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, bool) {
+	kept := slices.DeleteFunc(slices.Clone(entries), func(e metav1.ManagedFieldsEntry) bool { return e.Manager == FieldManager })
+	if len(kept) == len(entries) {
+		return nil, false
+	}
+	if len(kept) == 0 {
+		kept = []metav1.ManagedFieldsEntry{{}}
+	}
+	return kept, true
 }
 
 // patchMeta merge-patches metadata of live, guarded by its resourceVersion.
@@ -118,5 +140,5 @@ func patchMeta(ctx context.Context, c client.Client, live *unstructured.Unstruct
 	if err != nil {
 		return err
 	}
-	return c.Patch(ctx, live, client.RawPatch(types.MergePatchType, patch))
+	return c.Patch(ctx, live, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(FieldManager))
 }

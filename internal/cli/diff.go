@@ -37,6 +37,8 @@ type DiffOptions struct {
 	// Budget bounds the render, as the controller's flags of the same
 	// names do; zero is the controller's defaults.
 	Budget sandbox.Budget
+	// ApplyMethod is the controller's --apply-method; "" is server-side.
+	ApplyMethod string
 }
 
 // DiffReport is what applying the file would do, object by object.
@@ -61,8 +63,9 @@ func (r DiffReport) Summary() string {
 
 // Diff shows what applying the Application of o.AppFile would do, as the
 // controller would do it: the objects it would create, patch (live object
-// against the result of Steward's three-way patch, computed by
-// internal/apply and applied by the API server as a dry run) and delete
+// against the result of the apply internal/apply would send, applied by
+// the API server as a dry run: a server-side apply, or the client-side
+// three-way patch) and delete
 // (objects of the Application's versioned trackers the new version no
 // longer lists, unless its garbage-collect or read-only policies keep
 // them),
@@ -96,12 +99,16 @@ func Diff(ctx context.Context, cfg *rest.Config, hub client.Client, o DiffOption
 	if err != nil {
 		return report, err
 	}
+	method, err := apply.ParseMethod(o.ApplyMethod)
+	if err != nil {
+		return report, err
+	}
 	desired, fresh, err := desiredObjects(ctx, cfg, clients, live, app, st, o.DefinitionNamespace, o.Budget)
 	if err != nil {
 		return report, err
 	}
 	d := differ{out: o.Out, clients: clients, rules: rules, types: componentTypes(app), fresh: fresh,
-		applier: apply.Applier{Owner: apply.Owner{Name: app.Name, Namespace: app.Namespace}, Shard: shardOf(app, live)}, report: &report}
+		applier: apply.Applier{Owner: apply.Owner{Name: app.Name, Namespace: app.Namespace}, Shard: shardOf(app, live), Method: method}, report: &report}
 	// StateKeep in report-only drift mode writes nothing; a dispatch
 	// writes whatever the drift mode.
 	writes := fresh || app.Annotations[v1beta1.AnnotationDriftMode] != v1beta1.DriftModeReport
@@ -286,7 +293,9 @@ type differ struct {
 
 // apply runs internal/apply against a dry-run client: once in report-only
 // mode to learn whether the object is missing or would be patched, and
-// for a patch once more to have the API server compute the result.
+// for a patch once more to have the API server compute the result. Fields
+// the apply would take from other field managers are listed above the
+// object's diff.
 func (d differ) apply(ctx context.Context, obj PlacedObject) error {
 	key := obj.Key()
 	res := policy.Resource{Component: obj.Component, ComponentType: d.types[obj.Component], Trait: obj.Trait,
@@ -324,6 +333,11 @@ func (d differ) apply(ctx context.Context, obj PlacedObject) error {
 		if err != nil {
 			d.fail(key, err)
 			return nil
+		}
+		for _, c := range after.Conflicts {
+			if _, err := fmt.Fprintf(d.out, "# %s: takes %s from field manager %q\n", key, c.Field, c.Manager); err != nil {
+				return err
+			}
 		}
 		// A patch of the last-applied annotation alone changes nothing
 		// anyone reads: not reported.

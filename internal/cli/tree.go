@@ -350,7 +350,7 @@ func (c checker) object(ctx context.Context, cl client.Client, e keptEntry, obj 
 	case result.Action == apply.Missing:
 		obj.State = StateMissing
 	case result.Action == apply.Drifted:
-		obj.State, obj.Fields = StateDrifted, apply.PatchedFields(result.Patch)
+		obj.State, obj.Fields = StateDrifted, result.Fields
 	default:
 		obj.State = StatePresent
 	}

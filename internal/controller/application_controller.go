@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/steward-oam/steward/internal/provider"
 	"strings"
 	"time"
+
+	"github.com/steward-oam/steward/internal/provider"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"

@@ -39,6 +39,7 @@ func (s *scope) merge(p *clusterShare) {
 	s.keep.changes = append(s.keep.changes, p.keep.changes...)
 	s.keep.failures = append(s.keep.failures, p.keep.failures...)
 	s.keep.drifted = append(s.keep.drifted, p.keep.drifted...)
+	s.keep.conflicts = append(s.keep.conflicts, p.keep.conflicts...)
 	s.keep.unread = append(s.keep.unread, p.keep.unread...)
 	for _, w := range p.keep.waiting {
 		s.keep.waiting = appendOnce(s.keep.waiting, w)

@@ -69,3 +69,20 @@ func logDeleted(ctx context.Context, key tracker.Key, component, why string, res
 func logFailed(ctx context.Context, f objectFailure) {
 	decisionLog(ctx, f.Key, decisionLevel).Info("Failed", "component", f.Component, "reason", f.Reason, "error", f.Err.Error())
 }
+
+// applierFor returns the Applier of app's objects, by the configured
+// method and with this replica's shard label.
+func (r *ApplicationReconciler) applierFor(app *v1beta1.Application) apply.Applier {
+	method, _ := apply.ParseMethod(r.Options.ApplyMethod) // validated with the flags
+	return apply.Applier{Owner: apply.Owner{Name: app.Name, Namespace: app.Namespace}, Shard: r.Options.Sharding.Label(), Method: method}
+}
+
+// noteConflicts logs each field a server-side apply took from another
+// field manager, counts it, and keeps it for the pass's warning event.
+func (r *ApplicationReconciler) noteConflicts(ctx context.Context, p *clusterShare, key tracker.Key, res apply.Result) {
+	for _, c := range res.Conflicts {
+		decisionLog(ctx, key, decisionLevel).Info("Took field from another field manager: the manifest sets it", "field", c.Field, "previousManager", c.Manager)
+		r.Metrics.FieldTaken(key.Kind, c.Manager)
+		p.keep.conflicts = append(p.keep.conflicts, fieldConflict{key: key, Conflict: c})
+	}
+}

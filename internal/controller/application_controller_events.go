@@ -17,11 +17,14 @@ type warnedIntervals struct {
 	seen map[string]string
 }
 
-// forget drops an Application that is gone.
+// forget drops an Application that is gone, with each of its warnings.
 func (w *warnedIntervals) forget(key string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.seen, key)
+	for _, kind := range []string{"#features", "#conflicts"} {
+		delete(w.seen, key+kind)
+	}
 }
 
 func (w *warnedIntervals) firstTime(key, msg string) bool {
@@ -85,6 +88,9 @@ func (r *ApplicationReconciler) emitEvents(s *scope, before *v1beta1.Application
 	if w := unsupportedFeatures(app); w != "" && r.warned.firstTime(app.Namespace+"/"+app.Name+"#features", w) {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, v1beta1.EventUnsupportedFeature, "Reconcile", "%s", w)
 	}
+	if w := describeConflicts(s.keep.conflicts); w != "" && r.warned.firstTime(app.Namespace+"/"+app.Name+"#conflicts", w) {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, v1beta1.EventFieldsTaken, "Apply", "%s", w)
+	}
 	if s.intervalWarning != "" && r.warned.firstTime(app.Namespace+"/"+app.Name, s.intervalWarning) {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, v1beta1.EventInvalidReconcileInterval, "Reconcile", "%s", s.intervalWarning)
 	}
@@ -106,6 +112,23 @@ func (r *ApplicationReconciler) emitEvents(s *scope, before *v1beta1.Application
 		return
 	}
 	r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", now.Message)
+}
+
+// describeConflicts renders "took spec.replicas of Deployment default/web
+// from kubectl-edit (the manifest sets it)"; "" for none.
+func describeConflicts(cs []fieldConflict) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, min(len(cs), failureListLimit+1))
+	for i, c := range cs {
+		if i == failureListLimit {
+			parts = append(parts, fmt.Sprintf("and %d more", len(cs)-failureListLimit))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s of %s from %q", c.Field, c.key, c.Manager))
+	}
+	return "took fields other field managers had set, because the manifest sets them: " + strings.Join(parts, ", ")
 }
 
 // describeChanges renders "created Deployment default/web, configured

@@ -121,7 +121,7 @@ func (r *ApplicationReconciler) deleteRecorded(ctx context.Context, s *scope, ow
 		rules = &policy.Rules{}
 	}
 	types := componentTypes(app)
-	applier := apply.Applier{Owner: apply.Owner{Name: app.Name, Namespace: app.Namespace}}
+	applier := r.applierFor(app)
 	drop := map[tracker.Key]bool{}
 	var doomed []v1beta1.ManagedResource
 	orphan := controllerutil.ContainsFinalizer(app, v1beta1.FinalizerOrphanResource)

@@ -61,7 +61,7 @@ func (r *ApplicationReconciler) collectGarbage(ctx context.Context, s *scope) er
 		s.gc.skipped = true
 		return nil
 	}
-	applier := apply.Applier{Owner: apply.Owner{Name: s.app.Name, Namespace: s.app.Namespace}}
+	applier := r.applierFor(s.app)
 	for i := range s.older {
 		if err := r.collectTracker(ctx, s, applier, &s.older[i], live); err != nil {
 			return err

@@ -199,9 +199,18 @@ type keepReport struct {
 	live map[tracker.Key]*unstructured.Unstructured
 	// drifted are the objects report-only mode found drifted.
 	drifted []objectChange
+	// conflicts are the fields taken from other field managers.
+	conflicts []fieldConflict
 	// unread are objects watch mode found unchanged and did not read;
 	// health reads them only when it must evaluate their component again.
 	unread []unreadObject
+}
+
+// fieldConflict is a field of an object Steward took from another field
+// manager.
+type fieldConflict struct {
+	key tracker.Key
+	apply.Conflict
 }
 
 // unreadObject is an object watch mode did not read, at the

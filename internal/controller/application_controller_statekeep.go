@@ -47,7 +47,7 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err er
 	if !s.fresh {
 		defer func(start time.Time) { r.Metrics.ObserveStateKeepPass(time.Since(start)) }(time.Now())
 	}
-	applier := apply.Applier{Owner: apply.Owner{Name: s.app.Name, Namespace: s.app.Namespace}, Shard: r.Options.Sharding.Label()}
+	applier := r.applierFor(s.app)
 	var kept []*v1beta1.ResourceTracker
 	var lists [][]v1beta1.ManagedResource
 	var all []v1beta1.ManagedResource
@@ -113,8 +113,12 @@ func (r *ApplicationReconciler) keepState(ctx context.Context, s *scope) (err er
 	// What an earlier run applied for the steps not reached (production
 	// runs the earlier version until its step is reached again) is kept
 	// as it was applied: drift is repaired, nothing new is applied.
+	var last map[tracker.Key]*unstructured.Unstructured
+	if len(standing) > 0 && applier.Method != apply.ClientSide {
+		last = r.earlierManifests(ctx, s, standing)
+	}
 	passes = append(passes, r.eachClusterAtMost(limit, byCluster(standing), func(g clusterGroup, p *clusterShare) {
-		r.restoreCluster(ctx, s, applier, g, p)
+		r.restoreCluster(ctx, s, applier, g, p, last)
 	})...)
 	drop := map[tracker.Key]bool{}
 	for _, p := range passes {
@@ -256,12 +260,13 @@ func appliedIn(entries []v1beta1.ManagedResource) func(v1beta1.ManagedResource) 
 }
 
 // restoreCluster repairs, in one cluster, the drift of the objects of
-// workflow steps the run has not reached: each live object is patched
-// back to what Steward last applied to it (apply.Restore), whichever
-// version that was; a missing one is not created (its step creates it
-// when reached). These objects belong to no running step: a failure, or
+// workflow steps the run has not reached: each live object is brought
+// back to what Steward last applied to it (apply.Restore: its
+// last-applied annotation, or by server-side apply the manifest last
+// names, from the earlier version), whichever version that was; a
+// missing one is not created (its step creates it when reached). These objects belong to no running step: a failure, or
 // a cluster out of reach, is logged and does not hold the run.
-func (r *ApplicationReconciler) restoreCluster(ctx context.Context, s *scope, applier apply.Applier, g clusterGroup, p *clusterShare) {
+func (r *ApplicationReconciler) restoreCluster(ctx context.Context, s *scope, applier apply.Applier, g clusterGroup, p *clusterShare, last map[tracker.Key]*unstructured.Unstructured) {
 	c, err := r.getClient(ctx, s, g)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Not repaired: the cluster of steps not reached cannot be used", "cluster", g.cluster, "error", err.Error())
@@ -275,12 +280,13 @@ func (r *ApplicationReconciler) restoreCluster(ctx context.Context, s *scope, ap
 			continue
 		}
 		opts := apply.Options{KeepLiveFields: s.rules.ApplyOncePaths(res, false), ReportOnly: reportOnly(s.app)}
-		result, err := applier.Restore(ctx, c, tracker.Ref(e), opts)
+		result, err := applier.Restore(ctx, c, tracker.Ref(e), last[key], opts)
 		if err != nil {
 			decisionLog(ctx, key, decisionLevel).Info("Not repaired (its step has not been reached)", "component", e.Component, "step", e.Step, "error", err.Error())
 			continue
 		}
-		change := objectChange{Key: key, Action: result.Action, Fields: apply.PatchedFields(result.Patch)}
+		change := objectChange{Key: key, Action: result.Action, Fields: result.Fields}
+		r.noteConflicts(ctx, p, key, result)
 		switch result.Action {
 		case apply.Missing:
 			decisionLog(ctx, key, decisionLevel).Info("Skipped: missing, and its workflow step has not been reached", "component", e.Component, "step", e.Step)
@@ -294,6 +300,47 @@ func (r *ApplicationReconciler) restoreCluster(ctx context.Context, s *scope, ap
 			p.keep.changes = append(p.keep.changes, change)
 		}
 	}
+}
+
+// earlierManifests returns, for objects of workflow steps not reached,
+// the manifest the newest earlier version recorded for each: what
+// Steward last applied to them, for server-side apply to restore.
+// Trackers come from the cache; an object no earlier version records is
+// left out.
+func (r *ApplicationReconciler) earlierManifests(ctx context.Context, s *scope, standing []v1beta1.ManagedResource) map[tracker.Key]*unstructured.Unstructured {
+	if s.current == nil {
+		return nil
+	}
+	want := map[tracker.Key]bool{}
+	for _, e := range standing {
+		want[tracker.KeyOf(e)] = true
+	}
+	trackers, err := r.Trackers.List(ctx, tracker.RefOf(s.app))
+	if err != nil {
+		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Not repaired: the earlier versions cannot be read", "error", err.Error())
+		return nil
+	}
+	out := map[tracker.Key]*unstructured.Unstructured{}
+	for i := len(trackers) - 1; i >= 0 && len(out) < len(want); i-- {
+		rt := &trackers[i]
+		if rt.Spec.Type != v1beta1.ResourceTrackerTypeVersioned || rt.Spec.ApplicationGeneration >= s.current.Spec.ApplicationGeneration {
+			continue
+		}
+		entries, err := tracker.Entries(rt)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			key := tracker.KeyOf(e)
+			if !want[key] || out[key] != nil || e.Deleted || e.Data == nil {
+				continue
+			}
+			if obj, err := tracker.Manifest(e); err == nil {
+				out[key] = obj
+			}
+		}
+	}
+	return out
 }
 
 // applyEntry applies one recorded manifest, as the resource policies say,
@@ -356,7 +403,8 @@ func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, p *clu
 	}
 	p.keep.applied++
 	p.keep.remember(key, result.Live)
-	change := objectChange{Key: key, Action: result.Action, Fields: apply.PatchedFields(result.Patch)}
+	change := objectChange{Key: key, Action: result.Action, Fields: result.Fields}
+	r.noteConflicts(ctx, p, key, result)
 	logApplied(ctx, key, e.Component, result, change.Fields)
 	switch result.Action {
 	case apply.Unchanged:

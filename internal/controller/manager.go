@@ -3,9 +3,10 @@ package controller
 import (
 	"context"
 	"fmt"
-	"github.com/steward-oam/steward/internal/provider"
 	"os"
 	"time"
+
+	"github.com/steward-oam/steward/internal/provider"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/apply"
 	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/sandbox"
 	"github.com/steward-oam/steward/internal/sharding"
@@ -54,6 +55,9 @@ type Options struct {
 	IdentityClients int
 	// DriftDetection is watch.ModeWatch or watch.ModeTimer.
 	DriftDetection string
+	// ApplyMethod is how objects are written: apply.ServerSide or
+	// apply.ClientSide.
+	ApplyMethod string
 	// WatchFullReadPeriod is how often watch mode reads every object of
 	// an Application in one pass, trusting no cache; 0 never does.
 	WatchFullReadPeriod time.Duration
@@ -105,6 +109,7 @@ func NewOptions() Options {
 		UnhealthyRequeueBase: 5 * time.Second,
 		IdentityClients:      256,
 		DriftDetection:       watch.ModeWatch,
+		ApplyMethod:          string(apply.ServerSide),
 		WatchFullReadPeriod:  time.Hour,
 		Sharding:             sharding.Defaults(),
 		Budget:               sandbox.DefaultBudget(),
@@ -137,6 +142,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.NoCrossNamespaceObjects, "no-cross-namespace-objects", o.NoCrossNamespaceObjects, "Refuse namespaced objects outside the Application's namespace, and cluster-scoped objects of Applications that act as Steward itself (no ServiceAccount).")
 	fs.IntVar(&o.IdentityClients, "identity-client-cache-size", o.IdentityClients, "Clients kept for impersonated ServiceAccounts, over all clusters; the least recently used is dropped first.")
 	fs.StringVar(&o.DriftDetection, "drift-detection", o.DriftDetection, "How drift is found: \"watch\" runs one metadata-only informer per managed kind and cluster, selected by Steward's ownership label, repairs an object as soon as someone else changes or deletes it, and skips unchanged objects on the re-sync pass; \"timer\" reads every object once per re-sync pass.")
+	fs.StringVar(&o.ApplyMethod, "apply-method", o.ApplyMethod, "How objects are written: \"server-side\" applies as field manager steward (the API server records who owns which field; objects up to the API server's size limit); \"client-side\" is KubeVela's three-way patch against the app.oam.dev/last-applied-configuration annotation.")
 	fs.DurationVar(&o.WatchFullReadPeriod, "watch-full-read-period", o.WatchFullReadPeriod, "In watch mode, how often one re-sync pass of an Application reads every object from the API server even when the watch cache shows it unchanged: a safety net under the watch. 0 never does after the first pass of the process.")
 	fs.BoolVar(&o.Sharding.Enabled, "enable-sharding", o.Sharding.Enabled, "Reconcile only the Applications of this replica's shard (--shard-id), as KubeVela does: those labelled controller.core.oam.dev/scheduled-shard-id=<shard-id>, with their resource trackers, through label-selected caches. The master shard also assigns unlabelled Applications to live shards and moves the Applications of a shard that is gone.")
 	fs.StringVar(&o.Sharding.ShardID, "shard-id", o.Sharding.ShardID, "This replica's shard when sharding is on; \"master\" assigns Applications to shards.")
@@ -167,6 +173,9 @@ func (o Options) Validate() error {
 	}
 	if o.WatchFullReadPeriod < 0 {
 		return fmt.Errorf("--watch-full-read-period %s: want 0 or more", o.WatchFullReadPeriod)
+	}
+	if _, err := apply.ParseMethod(o.ApplyMethod); err != nil {
+		return fmt.Errorf("--apply-method: %w", err)
 	}
 	if o.DriftDetection != watch.ModeWatch && o.DriftDetection != watch.ModeTimer {
 		return fmt.Errorf("--drift-detection %q: want watch or timer", o.DriftDetection)

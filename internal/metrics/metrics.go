@@ -42,6 +42,7 @@ type Metrics struct {
 	apps              *appGauges
 	apiRequests       *prometheus.CounterVec
 	driftRepaired     *prometheus.CounterVec
+	fieldsTaken       *prometheus.CounterVec
 	gcDeletions       *prometheus.CounterVec
 	renderCache       *prometheus.CounterVec
 	watchInformers    *prometheus.GaugeVec
@@ -93,6 +94,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Namespace: namespace, Name: "drift_repaired_total",
 			Help: "Objects StateKeep found changed or deleted and restored, by kind.",
 		}, []string{"kind"}),
+		fieldsTaken: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "apply_conflicts_total",
+			Help: "Fields of a manifest another field manager had set to another value, taken by Steward's server-side apply, by kind and previous manager.",
+		}, []string{"kind", "manager"}),
 		gcDeletions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "gc_deletions_total",
 			Help: "Objects deleted by garbage collection because no current version records them, by kind.",
@@ -146,6 +151,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.apps = register(reg, m.apps, &errs)
 	m.apiRequests = register(reg, m.apiRequests, &errs)
 	m.driftRepaired = register(reg, m.driftRepaired, &errs)
+	m.fieldsTaken = register(reg, m.fieldsTaken, &errs)
 	m.gcDeletions = register(reg, m.gcDeletions, &errs)
 	m.renderCache = register(reg, m.renderCache, &errs)
 	m.watchInformers = register(reg, m.watchInformers, &errs)
@@ -233,6 +239,14 @@ func (m *Metrics) DriftRepaired(kind string) {
 		return
 	}
 	m.driftRepaired.WithLabelValues(kind).Inc()
+}
+
+// FieldTaken counts one field of kind Steward took from manager.
+func (m *Metrics) FieldTaken(kind, manager string) {
+	if m == nil {
+		return
+	}
+	m.fieldsTaken.WithLabelValues(kind, manager).Inc()
 }
 
 // GCDeleted counts one object of kind deleted by garbage collection.

@@ -65,6 +65,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 - --optimize-cached-gvks={{ join "," . }}
 {{- end }}
 - --drift-detection={{ .Values.controllerArgs.driftDetection }}
+- --apply-method={{ .Values.controllerArgs.applyMethod }}
 - --watch-full-read-period={{ .Values.controllerArgs.watchFullReadPeriod }}
 - --cue-eval-timeout={{ .Values.controllerArgs.cueEvalTimeout }}
 - --cue-eval-memory-limit={{ .Values.controllerArgs.cueEvalMemoryLimit }}
