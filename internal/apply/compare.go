@@ -2,6 +2,7 @@ package apply
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -52,6 +53,52 @@ func comparable(desired *unstructured.Unstructured) *unstructured.Unstructured {
 	return out
 }
 
+// withoutBookkeeping returns a shallow copy of live without its managed
+// fields and status, which the comparison does not look at: converting
+// them is most of the cost of a large object's comparison.
+func withoutBookkeeping(live *unstructured.Unstructured) *unstructured.Unstructured {
+	obj := maps.Clone(live.Object)
+	delete(obj, "status")
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		md = maps.Clone(md)
+		delete(md, "managedFields")
+		obj["metadata"] = md
+	}
+	return &unstructured.Unstructured{Object: obj}
+}
+
+// pruneEmpty removes, recursively, the empty maps and lists and the null
+// values of m, and reports whether it removed any.
+func pruneEmpty(m map[string]any) bool {
+	pruned := false
+	for k, v := range m {
+		switch x := v.(type) {
+		case nil:
+			delete(m, k)
+			pruned = true
+		case map[string]any:
+			if pruneEmpty(x) {
+				pruned = true
+			}
+			if len(x) == 0 {
+				delete(m, k)
+				pruned = true
+			}
+		case []any:
+			for _, item := range x {
+				if im, ok := item.(map[string]any); ok && pruneEmpty(im) {
+					pruned = true
+				}
+			}
+			if len(x) == 0 {
+				delete(m, k)
+				pruned = true
+			}
+		}
+	}
+	return pruned
+}
+
 // identity paths are in every manifest and never in a manager's fields.
 var identity = fieldpath.NewSet(
 	fieldpath.MakePathOrDie("apiVersion"),
@@ -77,15 +124,24 @@ func serverSideDrift(desired, live *unstructured.Unstructured) []string {
 	if live.GetAnnotations()[v1beta1.AnnotationLastApplied] != "" {
 		out = append(out, "metadata.annotations."+v1beta1.AnnotationLastApplied)
 	}
-	d, err := toTyped(comparable(desired))
+	base := comparable(desired)
+	d, err := toTyped(base)
 	if err != nil {
 		return append(out, fmt.Sprintf("(the manifest cannot be compared: %v)", err))
 	}
-	l, err := toTyped(live)
+	// Values: empty maps and lists, which the API server does not keep
+	// for built-in kinds, are compared as absent.
+	dv := d
+	if values := base.DeepCopy(); pruneEmpty(values.Object) {
+		if dv, err = toTyped(values); err != nil {
+			return append(out, fmt.Sprintf("(the manifest cannot be compared: %v)", err))
+		}
+	}
+	l, err := toTyped(withoutBookkeeping(live))
 	if err != nil {
 		return append(out, fmt.Sprintf("(the live object cannot be compared: %v)", err))
 	}
-	cmp, err := d.Compare(l)
+	cmp, err := dv.Compare(l)
 	if err != nil {
 		return append(out, fmt.Sprintf("(cannot compare: %v)", err))
 	}

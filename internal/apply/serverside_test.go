@@ -295,3 +295,52 @@ func TestServerSide_LabelsRemovedByHandComeBackButAReleasedObjectStaysFree(t *te
 		t.Fatalf("apply after release: %v, want an ownership error", err)
 	}
 }
+
+func TestServerSide_EmptyMapsAndListsAreNotDrift(t *testing.T) {
+	c := testClient(t)
+	d := manifest(t, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: empty, namespace: default, annotations: {}}
+spec:
+  selector: {matchLabels: {app: empty}}
+  template:
+    metadata: {labels: {app: empty}, annotations: {}}
+    spec:
+      containers: [{name: web, image: nginx, env: [], args: [], resources: {}}]
+      volumes: []
+`)
+	mustApply(t, c, ssa, d, Options{}, Created)
+	mustApply(t, c, ssa, d, Options{}, Unchanged)
+	cm := manifest(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: empty, namespace: default}, data: {}}`)
+	mustApply(t, c, ssa, cm, Options{}, Created)
+	mustApply(t, c, ssa, cm, Options{}, Unchanged)
+}
+
+// steward diff applies through a dry-run client: the result and the
+// fields another manager would lose come back, nothing is written.
+func TestServerSide_DryRunReportsConflictsAndWritesNothing(t *testing.T) {
+	c := testClient(t)
+	ctx := context.Background()
+	d := deployment(t, "dry", "nginx:1.26")
+	mustApply(t, c, ssa, d, Options{}, Created)
+	live := get(t, c, d)
+	containers, _, _ := unstructured.NestedSlice(live.Object, "spec", "template", "spec", "containers")
+	containers[0].(map[string]any)["image"] = "nginx:edited"
+	_ = unstructured.SetNestedSlice(live.Object, containers, "spec", "template", "spec", "containers")
+	if err := c.Update(ctx, live, client.FieldOwner("kubectl-edit")); err != nil {
+		t.Fatal(err)
+	}
+	rv := get(t, c, d).GetResourceVersion()
+	res := mustApply(t, client.NewDryRunClient(c), ssa, d, Options{}, Configured)
+	if len(res.Conflicts) != 1 || res.Conflicts[0].Manager != "kubectl-edit" {
+		t.Errorf("conflicts = %+v, want the image from kubectl-edit", res.Conflicts)
+	}
+	containers, _, _ = unstructured.NestedSlice(res.Live.Object, "spec", "template", "spec", "containers")
+	if img := containers[0].(map[string]any)["image"]; img != "nginx:1.26" {
+		t.Errorf("the dry run's result has image %v", img)
+	}
+	if got := get(t, c, d).GetResourceVersion(); got != rv {
+		t.Error("the dry run wrote the object")
+	}
+}

@@ -157,6 +157,10 @@ type liveObj struct {
 	value      string
 	uid        string
 	rv         string
+	// clientSide: the object still carries what a client-side apply
+	// left (the last-applied annotation, or the stale field the
+	// clientSideApplied step adds).
+	clientSide bool
 }
 
 func (h *harness) liveObjects(ctx context.Context) (map[string]liveObj, error) {
@@ -166,7 +170,9 @@ func (h *harness) liveObjects(ctx context.Context) (map[string]liveObj, error) {
 		return nil, err
 	}
 	for _, cm := range cms.Items {
-		out[objKey("ConfigMap", cm.Name)] = liveObj{"ConfigMap", cm.Name, cm.Labels, cm.Data["v"], string(cm.UID), cm.ResourceVersion}
+		_, stale := cm.Data[staleKey]
+		out[objKey("ConfigMap", cm.Name)] = liveObj{"ConfigMap", cm.Name, cm.Labels, cm.Data["v"], string(cm.UID), cm.ResourceVersion,
+			stale || cm.Annotations[v1beta1.AnnotationLastApplied] != ""}
 	}
 	var deps appsv1.DeploymentList
 	if err := h.c.List(ctx, &deps, client.InNamespace(chaosNS)); err != nil {
@@ -177,7 +183,8 @@ func (h *harness) liveObjects(ctx context.Context) (map[string]liveObj, error) {
 		if cs := d.Spec.Template.Spec.Containers; len(cs) > 0 {
 			image = cs[0].Image
 		}
-		out[objKey("Deployment", d.Name)] = liveObj{"Deployment", d.Name, d.Labels, image, string(d.UID), d.ResourceVersion}
+		out[objKey("Deployment", d.Name)] = liveObj{"Deployment", d.Name, d.Labels, image, string(d.UID), d.ResourceVersion,
+			d.Annotations[v1beta1.AnnotationLastApplied] != ""}
 	}
 	return out, nil
 }
@@ -232,6 +239,9 @@ func (h *harness) invariants(ctx context.Context) []violation {
 			}
 			if o.CheckContent && l.value != o.Value {
 				add(kindContent, o.String(), "has %q, want %q", l.value, o.Value)
+			}
+			if o.CheckContent && l.clientSide {
+				add(kindContent, o.String(), "still carries the last-applied annotation or data.%s of a client-side apply: not upgraded", staleKey)
 			}
 		case absent:
 			if ok && l.labels[v1beta1.LabelAppName] == o.App && l.labels[v1beta1.LabelAppNamespace] == chaosNS {

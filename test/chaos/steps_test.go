@@ -2,10 +2,13 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
@@ -58,6 +61,7 @@ func (h *harness) nextStep(ctx context.Context, first bool) (step, error) {
 		{2, func() (step, bool, error) { return h.applyOnceRule(app) }},
 		{2, func() (step, bool, error) { return h.takeOver(app) }},
 		{2, func() (step, bool, error) { return h.drift(app) }},
+		{2, func() (step, bool, error) { return h.clientSideApplied(app) }},
 		{3, func() (step, bool, error) {
 			if !first {
 				return step{}, false, nil
@@ -372,6 +376,60 @@ func (h *harness) drift(app *appModel) (step, bool, error) {
 			err := h.c.Patch(ctx, cm, client.RawPatch("application/merge-patch+json", patch))
 			if apierrors.IsNotFound(err) {
 				return nil // a violation the checks report
+			}
+			return err
+		}}, true, nil
+}
+
+// staleKey is the field clientSideApplied adds to a ConfigMap and to its
+// last-applied annotation: one the manifest does not have, which the
+// upgrade to server-side apply must remove.
+const staleKey = "stale"
+
+// clientSideApplied rewrites one of the app's ConfigMaps as KubeVela (or
+// a client-side Steward) would have left it: its last-applied annotation
+// holds the manifest plus a field the manifest does not have, set live
+// too, by KubeVela's field manager. Steward must upgrade it in place: the
+// field and the annotation go, the UID stays.
+func (h *harness) clientSideApplied(app *appModel) (step, bool, error) {
+	var objs []*object
+	for _, k := range sortedKeys(h.world.Objects) {
+		if o := h.world.Objects[k]; o.App == app.Name && o.Kind == "ConfigMap" && o.State == present && o.CheckContent {
+			objs = append(objs, o)
+		}
+	}
+	if len(objs) == 0 {
+		return step{}, false, nil
+	}
+	o := objs[h.rng.IntN(len(objs))]
+	return step{desc: fmt.Sprintf("make ConfigMap %s look client-side applied by KubeVela, with data.%s", o.Name, staleKey),
+		do: func(ctx context.Context, h *harness) error {
+			cm := &corev1.ConfigMap{}
+			err := h.c.Get(ctx, client.ObjectKey{Namespace: chaosNS, Name: o.Name}, cm)
+			if apierrors.IsNotFound(err) {
+				return nil // a violation the checks report
+			}
+			if err != nil {
+				return err
+			}
+			data := maps.Clone(cm.Data)
+			if data == nil {
+				data = map[string]string{}
+			}
+			data[staleKey] = "left by a client-side apply"
+			last, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata": map[string]any{"name": cm.Name, "namespace": cm.Namespace, "labels": cm.Labels}, "data": data})
+			if err != nil {
+				return err
+			}
+			cm.Data = data
+			if cm.Annotations == nil {
+				cm.Annotations = map[string]string{}
+			}
+			cm.Annotations[v1beta1.AnnotationLastApplied] = string(last)
+			err = h.c.Update(ctx, cm, client.FieldOwner("kubevela"))
+			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+				return nil // changed meanwhile: nothing was written
 			}
 			return err
 		}}, true, nil
