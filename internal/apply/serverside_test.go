@@ -82,6 +82,18 @@ spec:
 `, name, image))
 }
 
+// setImage sets the first container's image of a Deployment.
+func setImage(dep *unstructured.Unstructured, image string) {
+	containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+	containers[0].(map[string]any)["image"] = image
+	_ = unstructured.SetNestedSlice(dep.Object, containers, "spec", "template", "spec", "containers")
+}
+
+func imageOf(dep *unstructured.Unstructured) any {
+	containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+	return containers[0].(map[string]any)["image"]
+}
+
 func get(t *testing.T, c client.Client, ref *unstructured.Unstructured) *unstructured.Unstructured {
 	t.Helper()
 	live, err := readLive(context.Background(), c, ref)
@@ -117,9 +129,7 @@ func TestServerSide_SteadyStateWritesNothingAndDriftIsRepaired(t *testing.T) {
 	// A hand edit is drift; the repair names the field and takes it back.
 	live := get(t, c, d)
 	live.Object["spec"].(map[string]any)["replicas"] = int64(7)
-	containers, _, _ := unstructured.NestedSlice(live.Object, "spec", "template", "spec", "containers")
-	containers[0].(map[string]any)["image"] = "nginx:edited"
-	_ = unstructured.SetNestedSlice(live.Object, containers, "spec", "template", "spec", "containers")
+	setImage(live, "nginx:edited")
 	if err := c.Update(context.Background(), live, client.FieldOwner("kubectl-edit")); err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +141,7 @@ func TestServerSide_SteadyStateWritesNothingAndDriftIsRepaired(t *testing.T) {
 		t.Errorf("conflicts = %+v, want the image taken from kubectl-edit", res.Conflicts)
 	}
 	after := get(t, c, d)
-	containers, _, _ = unstructured.NestedSlice(after.Object, "spec", "template", "spec", "containers")
-	if img := containers[0].(map[string]any)["image"]; img != "nginx:1.26" {
+	if img := imageOf(after); img != "nginx:1.26" {
 		t.Errorf("image = %v after repair", img)
 	}
 	// Not in the manifest: another manager's replicas are not touched.
@@ -247,9 +256,7 @@ func TestServerSide_ReportOnlyAndApplyOnceWriteNothing(t *testing.T) {
 	d := deployment(t, "once", "nginx:1.26")
 	mustApply(t, c, ssa, d, Options{}, Created)
 	live := get(t, c, d)
-	containers, _, _ := unstructured.NestedSlice(live.Object, "spec", "template", "spec", "containers")
-	containers[0].(map[string]any)["image"] = "nginx:edited"
-	_ = unstructured.SetNestedSlice(live.Object, containers, "spec", "template", "spec", "containers")
+	setImage(live, "nginx:edited")
 	if err := c.Update(context.Background(), live); err != nil {
 		t.Fatal(err)
 	}
@@ -325,9 +332,7 @@ func TestServerSide_DryRunReportsConflictsAndWritesNothing(t *testing.T) {
 	d := deployment(t, "dry", "nginx:1.26")
 	mustApply(t, c, ssa, d, Options{}, Created)
 	live := get(t, c, d)
-	containers, _, _ := unstructured.NestedSlice(live.Object, "spec", "template", "spec", "containers")
-	containers[0].(map[string]any)["image"] = "nginx:edited"
-	_ = unstructured.SetNestedSlice(live.Object, containers, "spec", "template", "spec", "containers")
+	setImage(live, "nginx:edited")
 	if err := c.Update(ctx, live, client.FieldOwner("kubectl-edit")); err != nil {
 		t.Fatal(err)
 	}
@@ -336,8 +341,7 @@ func TestServerSide_DryRunReportsConflictsAndWritesNothing(t *testing.T) {
 	if len(res.Conflicts) != 1 || res.Conflicts[0].Manager != "kubectl-edit" {
 		t.Errorf("conflicts = %+v, want the image from kubectl-edit", res.Conflicts)
 	}
-	containers, _, _ = unstructured.NestedSlice(res.Live.Object, "spec", "template", "spec", "containers")
-	if img := containers[0].(map[string]any)["image"]; img != "nginx:1.26" {
+	if img := imageOf(res.Live); img != "nginx:1.26" {
 		t.Errorf("the dry run's result has image %v", img)
 	}
 	if got := get(t, c, d).GetResourceVersion(); got != rv {

@@ -353,7 +353,9 @@ func (h *harness) takeOver(app *appModel) (step, bool, error) {
 
 // drift edits data.v of a ConfigMap the app manages by hand: StateKeep
 // sets it back, unless an apply-once rule (or read-only) lets it stay.
-func (h *harness) drift(app *appModel) (step, bool, error) {
+// pickConfigMap picks one of the app's present ConfigMaps whose content
+// the checks compare; nil when there is none.
+func (h *harness) pickConfigMap(app *appModel) *object {
 	var objs []*object
 	for _, k := range sortedKeys(h.world.Objects) {
 		if o := h.world.Objects[k]; o.App == app.Name && o.Kind == "ConfigMap" && o.State == present && o.CheckContent {
@@ -361,9 +363,16 @@ func (h *harness) drift(app *appModel) (step, bool, error) {
 		}
 	}
 	if len(objs) == 0 {
+		return nil
+	}
+	return objs[h.rng.IntN(len(objs))]
+}
+
+func (h *harness) drift(app *appModel) (step, bool, error) {
+	o := h.pickConfigMap(app)
+	if o == nil {
 		return step{}, false, nil
 	}
-	o := objs[h.rng.IntN(len(objs))]
 	value := fmt.Sprintf("drift-%d", h.world.fresh())
 	return step{desc: fmt.Sprintf("edit data.v of ConfigMap %s by hand to %s", o.Name, value),
 		do: func(ctx context.Context, h *harness) error {
@@ -392,16 +401,10 @@ const staleKey = "stale"
 // too, by KubeVela's field manager. Steward must upgrade it in place: the
 // field and the annotation go, the UID stays.
 func (h *harness) clientSideApplied(app *appModel) (step, bool, error) {
-	var objs []*object
-	for _, k := range sortedKeys(h.world.Objects) {
-		if o := h.world.Objects[k]; o.App == app.Name && o.Kind == "ConfigMap" && o.State == present && o.CheckContent {
-			objs = append(objs, o)
-		}
-	}
-	if len(objs) == 0 {
+	o := h.pickConfigMap(app)
+	if o == nil {
 		return step{}, false, nil
 	}
-	o := objs[h.rng.IntN(len(objs))]
 	return step{desc: fmt.Sprintf("make ConfigMap %s look client-side applied by KubeVela, with data.%s", o.Name, staleKey),
 		do: func(ctx context.Context, h *harness) error {
 			cm := &corev1.ConfigMap{}
