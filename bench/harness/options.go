@@ -218,7 +218,7 @@ func FullProfile() Profile {
 }
 
 // QuickProfile is `make bench-quick`: the same scenarios at small sizes,
-// about 20 minutes with the three default controllers.
+// about 25 minutes with the four default controllers.
 func QuickProfile() Profile {
 	return Profile{
 		Name: "quick",

@@ -119,6 +119,8 @@ func intro(res *Results) string {
 			fmt.Fprintf(&b, "watch on any rendered kind, and every re-sync pass reads every managed object once and patches\n")
 			fmt.Fprintf(&b, "those that drifted.")
 		}
+		fmt.Fprintf(&b, " Steward applies server-side (`--apply-method=server-side`, the default, issue 31) unless its\n")
+		fmt.Fprintf(&b, "command line says `--apply-method=client-side` (KubeVela's three-way patch against the last-applied annotation).")
 		fmt.Fprintf(&b, "\n\n")
 	}
 	h := res.Host
@@ -215,6 +217,11 @@ func steadySection(res *Results, imgDir string, charts []string) string {
 	fmt.Fprintf(&b, "annotation, which every controller honours). Over a window of %s nothing changes; the table\n", secs(s0.Window))
 	fmt.Fprintf(&b, "divides the requests the apiserver counted for the controller by its reconciles in the window\n")
 	fmt.Fprintf(&b, "(`controller_runtime_reconcile_total`) and by the objects per app.")
+	cpu := slices.ContainsFunc(res.Steady, func(s SteadyResult) bool { return s.CPUSeconds > 0 })
+	if cpu {
+		fmt.Fprintf(&b, " *CPU per reconcile* is the CPU of the\n")
+		fmt.Fprintf(&b, "controller's process tree in the window over its reconciles, *cores* that CPU over the window.")
+	}
 	skipped := slices.ContainsFunc(res.Steady, func(s SteadyResult) bool { return s.HasSkipped })
 	if skipped {
 		fmt.Fprintf(&b, " *Skipped* divides the same way the objects a\n")
@@ -223,6 +230,9 @@ func steadySection(res *Results, imgDir string, charts []string) string {
 	}
 	fmt.Fprintf(&b, "\n\n")
 	headers := []string{"controller", "reconciles (expected)", "requests", "per resource per pass", "by verb", "event writes per pass"}
+	if cpu {
+		headers = append(headers, "CPU per reconcile", "cores")
+	}
 	if skipped {
 		headers = append(headers, "skipped per resource per pass")
 	}
@@ -231,6 +241,9 @@ func steadySection(res *Results, imgDir string, charts []string) string {
 		work := CountsOf(s.Requests)
 		row := []string{s.Controller, fmt.Sprintf("%.0f (%.0f)", s.Reconciles, s.Passes),
 			fmt.Sprintf("%.0f", work.Total()), fmt.Sprintf("%.2f", s.PerResource), verbText(s.ByVerb), fmt.Sprintf("%.2f", s.EventsPerPass)}
+		if cpu {
+			row = append(row, cpuOrDash(s.CPUSeconds > 0, msText(s.CPUPerReconcileMs)), cpuOrDash(s.CPUSeconds > 0, fmt.Sprintf("%.4f", s.Cores)))
+		}
 		if skipped {
 			v := "–"
 			if s.HasSkipped {
@@ -256,6 +269,15 @@ func steadySection(res *Results, imgDir string, charts []string) string {
 	b.WriteString(table(headers, rows))
 	b.WriteString(chartLink(imgDir, RequestsChart, "Requests per tracked resource per pass, by verb", charts))
 	return b.String()
+}
+
+// cpuOrDash is text, or "–" for a result recorded before the harness
+// measured CPU there.
+func cpuOrDash(measured bool, text string) string {
+	if !measured {
+		return "–"
+	}
+	return text
 }
 
 func driftSection(res *Results) string {
@@ -432,7 +454,7 @@ func shardsSection(res *Results) string {
 func methodSection(res *Results) string {
 	return `## Method
 
-- ` + "`make bench`" + ` runs the full profile (about 75 minutes with three controllers, the soak's
+- ` + "`make bench`" + ` runs the full profile (about 100 minutes with the four default controllers, the soak's
   2 × 10 included), ` + "`make bench-quick`" + ` a smaller one (about 20 minutes), ` + "`make bench-soak`" + ` the
   full soak alone (about 25 minutes; the other sections are kept from the previous ` + "`latest.json`" + `,
   see ` + "`--merge`" + `; ` + "`--scenarios`" + ` picks scenarios), ` + "`make bench-scale`" + ` the scale scenario alone

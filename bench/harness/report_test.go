@@ -398,6 +398,18 @@ func TestReport_CPUPerReconcileAndChildRSS(t *testing.T) {
 	}
 }
 
+// The steady table shows each controller's CPU when it was measured.
+func TestReport_SteadyShowsCPU(t *testing.T) {
+	res := fixtureResults()
+	res.Steady[0].CPUSeconds, res.Steady[0].CPUPerReconcileMs, res.Steady[0].Cores = 0.1, 2.5, 0.005
+	page := steadySection(res, "img", nil)
+	for _, want := range []string{"| event writes per pass | CPU per reconcile | cores |", "| 2.50 ms | 0.0050 |", "| 0.00 | – | – |"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("steady section lacks %q:\n%s", want, page)
+		}
+	}
+}
+
 // Results recorded before the harness measured CPU (kept by --merge, or
 // soak-before.json) render as they did: no CPU table, no children columns.
 func TestReport_ResultsWithoutCPURenderAsBefore(t *testing.T) {

@@ -48,11 +48,19 @@ func (r *runner) steady(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
+	cpuBefore, err := s.proc.CPU()
+	if err != nil {
+		return err
+	}
 	window := time.Duration(cfg.Passes) * cfg.Interval.D()
 	if err := sleep(ctx, window); err != nil {
 		return err
 	}
 	after, err := s.proc.Metrics(ctx)
+	if err != nil {
+		return err
+	}
+	cpuAfter, err := s.proc.CPU()
 	if err != nil {
 		return err
 	}
@@ -69,6 +77,11 @@ func (r *runner) steady(ctx context.Context, s *session) error {
 		EventWrites: all.Filter(isEventWrite).Total(),
 		Skipped:     after.Sum(skippedMetric, nil) - before.Sum(skippedMetric, nil),
 		HasSkipped:  after.Has(skippedMetric),
+	}
+	res.CPUSeconds = (cpuAfter.Total - cpuBefore.Total).Seconds()
+	res.Cores = res.CPUSeconds / window.Seconds()
+	if res.Reconciles > 0 {
+		res.CPUPerReconcileMs = res.CPUSeconds / res.Reconciles * 1000
 	}
 	work := all.Filter(isWork)
 	res.Requests = work.List()
@@ -87,8 +100,8 @@ func (r *runner) steady(ctx context.Context, s *session) error {
 		res.SkippedPerResource = res.Skipped / denominator
 	}
 	r.res.Steady = append(r.res.Steady, res)
-	s.progress("%.0f reconciles (%.0f expected), %.0f requests: %.2f per resource per pass, %.2f event writes per pass, %.2f objects skipped per resource per pass",
-		res.Reconciles, res.Passes, work.Total(), res.PerResource, res.EventsPerPass, res.SkippedPerResource)
+	s.progress("%.0f reconciles (%.0f expected), %.0f requests: %.2f per resource per pass, %.2f event writes per pass, %.2f objects skipped per resource per pass; CPU %.2f ms per reconcile, %.4f cores",
+		res.Reconciles, res.Passes, work.Total(), res.PerResource, res.EventsPerPass, res.SkippedPerResource, res.CPUPerReconcileMs, res.Cores)
 	return nil
 }
 

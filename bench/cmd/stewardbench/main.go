@@ -40,9 +40,12 @@ const (
 
 var (
 	// steward is Steward in timer mode; steward-watch the same binary in
-	// watch mode, its default (issue 12). Both name their mode: the report
-	// tells them apart by the flag.
-	defaultControllers = []string{"steward=" + stewardCommand + " --drift-detection=timer", "steward-watch=" + stewardCommand + " --drift-detection=watch", "owns=" + ownsCommand}
+	// watch mode, its default (issue 12); steward-csa is timer mode with
+	// KubeVela's client-side apply, beside steward's server-side apply
+	// (issue 31). Each names its mode: the report tells them apart by the
+	// flags.
+	defaultControllers = []string{"steward=" + stewardCommand + " --drift-detection=timer", "steward-watch=" + stewardCommand + " --drift-detection=watch",
+		"steward-csa=" + stewardCommand + " --drift-detection=timer --apply-method=client-side", "owns=" + ownsCommand}
 	defaultVariants    = []string{
 		"steward-uncompressed=" + stewardCommand + " --resource-tracker-compression=",
 		"steward-gzip=" + stewardCommand + " --resource-tracker-compression=gzip",
@@ -73,7 +76,7 @@ type flags struct {
 func main() {
 	f := flags{}
 	fs := pflag.NewFlagSet("stewardbench", pflag.ExitOnError)
-	fs.StringVar(&f.profile, "profile", "quick", "Scenario sizes: quick (about 20 minutes with three controllers) or full (the sizes of issues 7, 10 and 12).")
+	fs.StringVar(&f.profile, "profile", "quick", "Scenario sizes: quick (about 25 minutes with the four default controllers) or full (the sizes of issues 7, 10 and 12).")
 	fs.StringArrayVar(&f.controllers, "controller", defaultControllers, "Controller under test, as name=command line (repeatable); the command must contain {metrics-addr} and may use {qps} and {burst}.")
 	fs.StringArrayVar(&f.variants, "bigapp-variant", defaultVariants, "Extra controller measured in the big-app scenario only, as name=command line (repeatable).")
 	fs.StringSliceVar(&f.scenarios, "scenarios", nil, fmt.Sprintf("Scenarios to run (default all): %s.", strings.Join(harness.AllScenarios, ", ")))
