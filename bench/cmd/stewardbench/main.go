@@ -46,7 +46,7 @@ var (
 	// flags.
 	defaultControllers = []string{"steward=" + stewardCommand + " --drift-detection=timer", "steward-watch=" + stewardCommand + " --drift-detection=watch",
 		"steward-csa=" + stewardCommand + " --drift-detection=timer --apply-method=client-side", "owns=" + ownsCommand}
-	defaultVariants    = []string{
+	defaultVariants = []string{
 		"steward-uncompressed=" + stewardCommand + " --resource-tracker-compression=",
 		"steward-gzip=" + stewardCommand + " --resource-tracker-compression=gzip",
 	}
