@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/steward-oam/steward/internal/apply"
 	"github.com/steward-oam/steward/internal/provider"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -54,6 +55,11 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
+	}
+	if method, _ := apply.ParseMethod(opts.ApplyMethod); method == apply.ServerSide {
+		// The kinds' schemas are parsed once, now, rather than in the
+		// first pass that compares an object.
+		go apply.LoadSchemas()
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS = float32(opts.KubeAPIQPS)
