@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -20,6 +21,7 @@ const (
 	RequestsChart = "bench-requests.png"
 	SoakChart     = "bench-soak.png"
 	ManagedChart  = "bench-managed.png"
+	CPUChart      = "bench-cpu.png"
 )
 
 // verbOrder stacks request verbs from reads to writes.
@@ -49,6 +51,12 @@ func writeCharts(res *Results, dir string) ([]string, error) {
 			return nil, err
 		}
 		written = append(written, ManagedChart)
+	}
+	if len(res.CPU) > 0 {
+		if err := cpuChart(res.CPU, filepath.Join(dir, CPUChart)); err != nil {
+			return nil, err
+		}
+		written = append(written, CPUChart)
 	}
 	if len(res.Soak) > 0 {
 		var before []SoakResult
@@ -285,6 +293,46 @@ func requestsChart(results []SteadyResult, path string) error {
 	p.NominalX(names...)
 	p.Y.Max = max(p.Y.Max, 1) * 1.5 // room for the legend above the bars
 	return p.Save(12*vg.Centimeter, 10*vg.Centimeter, path)
+}
+
+// cpuChart draws, per scenario, one bar per controller: its CPU per
+// Application reconcile.
+func cpuChart(results []ScenarioCPU, path string) error {
+	var scenarios, controllers []string
+	for _, r := range results {
+		if !slices.Contains(scenarios, r.Scenario) {
+			scenarios = append(scenarios, r.Scenario)
+		}
+		if !slices.Contains(controllers, r.Controller) {
+			controllers = append(controllers, r.Controller)
+		}
+	}
+	p := plot.New()
+	p.Title.Text = "Controller CPU per Application reconcile, by scenario"
+	p.Y.Label.Text = "ms"
+	p.Y.Min = 0
+	width := vg.Points(60 / float64(len(controllers)))
+	for ci, c := range controllers {
+		values := make(plotter.Values, len(scenarios))
+		for _, r := range results {
+			if r.Controller == c {
+				values[slices.Index(scenarios, r.Scenario)] = r.CPUPerReconcileMs
+			}
+		}
+		bars, err := plotter.NewBarChart(values, width)
+		if err != nil {
+			return err
+		}
+		bars.Color = plotutil.Color(ci)
+		bars.LineStyle.Width = 0
+		bars.Offset = width * vg.Length(float64(ci)-float64(len(controllers)-1)/2)
+		p.Add(bars)
+		p.Legend.Add(c, bars)
+	}
+	p.Legend.Top = true
+	p.NominalX(scenarios...)
+	p.Y.Max *= 1.4 // room for the legend above the bars
+	return p.Save(16*vg.Centimeter, 10*vg.Centimeter, path)
 }
 
 // sideBySide draws two panels next to each other into a PNG at path.

@@ -113,6 +113,8 @@ type Process struct {
 	waitErr    error
 	logFile    *os.File
 	httpClient *http.Client
+	// started is when the process was started.
+	started time.Time
 }
 
 // StartController runs c against the cluster of kubeconfig (passed as
@@ -146,7 +148,7 @@ func StartController(ctx context.Context, c Controller, kubeconfig, logPath stri
 		return nil, fmt.Errorf("starting controller %s (%s): %w", c.Name, args[0], err)
 	}
 	p := &Process{Name: c.Name, MetricsURL: "http://" + addr + "/metrics", cmd: cmd, done: make(chan struct{}),
-		logFile: logFile, httpClient: &http.Client{Timeout: 30 * time.Second}}
+		logFile: logFile, httpClient: &http.Client{Timeout: 30 * time.Second}, started: time.Now()}
 	if pprofAddr != "" {
 		p.PprofURL = "http://" + pprofAddr + "/debug/pprof/"
 	}

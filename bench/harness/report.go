@@ -88,6 +88,7 @@ func renderReport(res *Results, imgDir, source string, charts []string) string {
 	w("%s", scaleSection(res))
 	w("%s", shardsSection(res))
 	w("%s", soakSection(res, imgDir, charts))
+	w("%s", cpuSection(res, imgDir, charts))
 	if len(res.Errors) > 0 {
 		w("## Failed scenarios\n\n")
 		for _, e := range res.Errors {
@@ -451,6 +452,32 @@ func shardsSection(res *Results) string {
 	return b.String()
 }
 
+// cpuSection is every scenario's CPU, per controller: what its process
+// spent from start to the scenario's end.
+func cpuSection(res *Results, imgDir string, charts []string) string {
+	if len(res.CPU) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "## CPU by scenario\n\n")
+	fmt.Fprintf(&b, "User and system time of each controller's process tree (its CUE evaluators included) from its start to\n")
+	fmt.Fprintf(&b, "the end of the scenario, over the Application reconciles in that time and over its lifetime (*cores*).\n")
+	fmt.Fprintf(&b, "A scenario that restarts the controller counts the last process.\n\n")
+	headers := []string{"scenario", "controller", "CPU", "reconciles", "CPU per reconcile", "lifetime", "cores"}
+	var rows [][]string
+	for _, c := range res.CPU {
+		per := "–"
+		if c.Reconciles > 0 {
+			per = msText(c.CPUPerReconcileMs)
+		}
+		rows = append(rows, []string{c.Scenario, c.Controller, secf(c.CPUSeconds), fmt.Sprintf("%.0f", c.Reconciles), per,
+			secf(c.Seconds), fmt.Sprintf("%.3f", c.Cores)})
+	}
+	b.WriteString(table(headers, rows))
+	b.WriteString(chartLink(imgDir, CPUChart, "Controller CPU per Application reconcile, by scenario", charts))
+	return b.String()
+}
+
 func methodSection(res *Results) string {
 	return `## Method
 
@@ -484,7 +511,7 @@ func methodSection(res *Results) string {
   a soak of 100 apps every 10 s for 10 minutes; quick is 20 apps against 0 and 500, 20 apps
   every 10 s, 3 deletes and 3 edits, 100 apps, 100 objects, 200 to 800 managed objects, and
   30 apps for 3 minutes.
-- CPU (fleet and soak) is user plus system time from ` + "`/proc/<pid>/stat`" + ` of the controller's process
+- CPU (every scenario, and the windows of fleet, steady and soak) is user plus system time from ` + "`/proc/<pid>/stat`" + ` of the controller's process
   tree: the controller and its descendants, found by their parent pids, each with what its exited
   children used (utime, stime, cutime and cstime). Steward evaluates CUE in child processes (its
   evaluators, issue 27), so their CPU and memory count with the controller's.

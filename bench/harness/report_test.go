@@ -447,3 +447,44 @@ func TestReport_ResultsWithoutCPURenderAsBefore(t *testing.T) {
 		t.Errorf("round trip lost the CPU: %+v %+v", got.Fleet[0], got.Soak[0])
 	}
 }
+
+// Every scenario's CPU, per controller, is one table row.
+func TestReport_CPUByScenario(t *testing.T) {
+	res := fixtureResults()
+	res.CPU = []ScenarioCPU{
+		scenarioCPU(ScenarioSteady, "steward", CPUCost{CPUSeconds: 2, Reconciles: 400, CPUPerReconcileMs: 5}, 40*time.Second),
+		scenarioCPU(ScenarioDrift, "owns", CPUCost{CPUSeconds: 1.5}, 0),
+	}
+	page := renderReport(res, "img", "latest.json", nil)
+	for _, want := range []string{"## CPU by scenario", "| steady | steward | 2.00 s | 400 | 5.00 ms | 40.0 s | 0.050 |",
+		"| drift | owns | 1.50 s | 0 | – | 0.00 s | 0.000 |"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(renderReport(fixtureResults(), "img", "latest.json", nil), "## CPU by scenario") {
+		t.Error("a run without CPU has the CPU section")
+	}
+	dir := t.TempDir()
+	if err := WriteReport(res, filepath.Join(dir, "benchmarks.md"), filepath.Join(dir, "img"), "latest.json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "img", CPUChart)); err != nil {
+		t.Errorf("no CPU chart: %v", err)
+	}
+}
+
+// Merging keeps the CPU of the scenarios kept and replaces that of those run.
+func TestMerge_KeepsTheCPUOfKeptScenarios(t *testing.T) {
+	prev := &Results{Steady: []SteadyResult{{Controller: "steward"}}, Drift: []DriftResult{{Controller: "steward"}},
+		CPU: []ScenarioCPU{{Scenario: ScenarioSteady, Controller: "steward"}, {Scenario: ScenarioDrift, Controller: "steward"}}}
+	cur := &Results{Drift: []DriftResult{{Controller: "steward"}}, CPU: []ScenarioCPU{{Scenario: ScenarioDrift, Controller: "new"}}}
+	got := Merge(prev, cur, []string{ScenarioDrift})
+	var names []string
+	for _, c := range got.CPU {
+		names = append(names, c.Scenario+"/"+c.Controller)
+	}
+	if strings.Join(names, ",") != "drift/new,steady/steward" {
+		t.Errorf("merged CPU = %v", names)
+	}
+}

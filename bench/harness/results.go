@@ -34,11 +34,26 @@ type Results struct {
 	Scale   []ScaleResult   `json:"scale,omitempty"`
 	Shards  []ShardsResult  `json:"shards,omitempty"`
 	Soak    []SoakResult    `json:"soak,omitempty"`
+	// CPU is what each controller process spent in each scenario.
+	CPU []ScenarioCPU `json:"cpu,omitempty"`
 	// SoakBefore is an earlier soak the report compares with (stewardbench
 	// --soak-before), e.g. of the code before a memory fix.
 	SoakBefore *SoakReference `json:"soakBefore,omitempty"`
 	// Errors are scenarios that failed; the run goes on without them.
 	Errors []string `json:"errors,omitempty"`
+}
+
+// ScenarioCPU is the CPU a controller's process spent in one scenario,
+// from its start until the scenario ended (the last process of a
+// scenario that restarts its controller; each replica of a sharded one is
+// measured in the shards table instead).
+type ScenarioCPU struct {
+	Scenario   string `json:"scenario"`
+	Controller string `json:"controller"`
+	CPUCost
+	// Seconds is how long the process ran; Cores is CPUSeconds over it.
+	Seconds float64 `json:"seconds"`
+	Cores   float64 `json:"cores"`
 }
 
 // EarlierRun is a run some scenarios of merged results come from.
@@ -106,6 +121,13 @@ func Merge(prev, cur *Results, ran []string) *Results {
 	keep(ScenarioSoak, len(prev.Soak) > 0, func() { out.Soak, out.Profile.Soak, out.SoakBefore = prev.Soak, prev.Profile.Soak, prev.SoakBefore })
 	if !keptAny {
 		return cur
+	}
+	// The CPU of the scenarios kept comes with them.
+	out.CPU = slices.Clone(cur.CPU)
+	for _, c := range prev.CPU {
+		if !slices.Contains(ran, c.Scenario) {
+			out.CPU = append(out.CPU, c)
+		}
 	}
 	out.Controllers = mergeControllers(prev.Controllers, cur.Controllers)
 	out.Earlier = nil

@@ -90,11 +90,33 @@ func (r *runner) session(ctx context.Context, scenario string, c Controller, fn 
 	s := &session{scenario: scenario, controller: c, cp: cp, runner: r}
 	defer func() {
 		if s.proc != nil {
+			if err == nil {
+				s.recordCPU(ctx)
+			}
 			err = errors.Join(err, s.proc.Stop())
 		}
 		err = errors.Join(err, cp.Stop())
 	}()
 	return fn(ctx, s)
+}
+
+// recordCPU adds what the session's controller process has spent since
+// it started to the results; a process that cannot be read is left out.
+func (s *session) recordCPU(ctx context.Context) {
+	u, err := s.proc.usage(ctx)
+	if err != nil {
+		return
+	}
+	s.runner.res.CPU = append(s.runner.res.CPU, scenarioCPU(s.scenario, s.controller.Name, u.costSince(usage{}), time.Since(s.proc.started)))
+}
+
+// scenarioCPU is the CPU of a process that ran for lifetime.
+func scenarioCPU(scenario, controller string, cost CPUCost, lifetime time.Duration) ScenarioCPU {
+	c := ScenarioCPU{Scenario: scenario, Controller: controller, CPUCost: cost, Seconds: lifetime.Seconds()}
+	if c.Seconds > 0 {
+		c.Cores = c.CPUSeconds / c.Seconds
+	}
+	return c
 }
 
 // start runs the controller under test on the session's control plane.
