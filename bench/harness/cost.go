@@ -24,6 +24,11 @@ func (p *Process) usage(ctx context.Context) (usage, error) {
 	if err != nil {
 		return usage{}, err
 	}
+	return p.usageAt(ss)
+}
+
+// usageAt is usage with /metrics as ss, just scraped.
+func (p *Process) usageAt(ss Samples) (usage, error) {
 	cpu, err := p.CPU()
 	if err != nil {
 		return usage{}, err

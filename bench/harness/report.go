@@ -218,7 +218,7 @@ func steadySection(res *Results, imgDir string, charts []string) string {
 	fmt.Fprintf(&b, "annotation, which every controller honours). Over a window of %s nothing changes; the table\n", secs(s0.Window))
 	fmt.Fprintf(&b, "divides the requests the apiserver counted for the controller by its reconciles in the window\n")
 	fmt.Fprintf(&b, "(`controller_runtime_reconcile_total`) and by the objects per app.")
-	cpu := slices.ContainsFunc(res.Steady, func(s SteadyResult) bool { return s.CPUSeconds > 0 })
+	cpu := slices.ContainsFunc(res.Steady, func(s SteadyResult) bool { return s.CPU.Measured() })
 	if cpu {
 		fmt.Fprintf(&b, " *CPU per reconcile* is the CPU of the\n")
 		fmt.Fprintf(&b, "controller's process tree in the window over its reconciles, *cores* that CPU over the window.")
@@ -243,7 +243,11 @@ func steadySection(res *Results, imgDir string, charts []string) string {
 		row := []string{s.Controller, fmt.Sprintf("%.0f (%.0f)", s.Reconciles, s.Passes),
 			fmt.Sprintf("%.0f", work.Total()), fmt.Sprintf("%.2f", s.PerResource), verbText(s.ByVerb), fmt.Sprintf("%.2f", s.EventsPerPass)}
 		if cpu {
-			row = append(row, cpuOrDash(s.CPUSeconds > 0, msText(s.CPUPerReconcileMs)), cpuOrDash(s.CPUSeconds > 0, fmt.Sprintf("%.4f", s.Cores)))
+			if s.CPU.Measured() {
+				row = append(row, msText(s.CPU.CPUPerReconcileMs), fmt.Sprintf("%.4f", s.Cores))
+			} else {
+				row = append(row, "–", "–")
+			}
 		}
 		if skipped {
 			v := "–"
@@ -270,15 +274,6 @@ func steadySection(res *Results, imgDir string, charts []string) string {
 	b.WriteString(table(headers, rows))
 	b.WriteString(chartLink(imgDir, RequestsChart, "Requests per tracked resource per pass, by verb", charts))
 	return b.String()
-}
-
-// cpuOrDash is text, or "–" for a result recorded before the harness
-// measured CPU there.
-func cpuOrDash(measured bool, text string) string {
-	if !measured {
-		return "–"
-	}
-	return text
 }
 
 func driftSection(res *Results) string {
@@ -389,8 +384,11 @@ func cpuCells(c CPUCost) []string {
 	if c.Renders > 0 {
 		renders, render = fmt.Sprintf("%.0f", c.Renders), msText(c.RenderMeanSeconds*1000)
 	}
-	return []string{secf(c.CPUSeconds), fmt.Sprintf("%.0f", c.Reconciles), msText(c.CPUPerReconcileMs),
-		pctText(c.ChildShare()), renders, render}
+	per := "–"
+	if c.Reconciles > 0 {
+		per = msText(c.CPUPerReconcileMs)
+	}
+	return []string{secf(c.CPUSeconds), fmt.Sprintf("%.0f", c.Reconciles), per, pctText(c.ChildShare()), renders, render}
 }
 
 func scaleSection(res *Results) string {
@@ -461,17 +459,13 @@ func cpuSection(res *Results, imgDir string, charts []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## CPU by scenario\n\n")
 	fmt.Fprintf(&b, "User and system time of each controller's process tree (its CUE evaluators included) from its start to\n")
-	fmt.Fprintf(&b, "the end of the scenario, over the Application reconciles in that time and over its lifetime (*cores*).\n")
-	fmt.Fprintf(&b, "A scenario that restarts the controller counts the last process.\n\n")
-	headers := []string{"scenario", "controller", "CPU", "reconciles", "CPU per reconcile", "lifetime", "cores"}
+	fmt.Fprintf(&b, "the end of the scenario, over the Application reconciles in that time and over its lifetime (*cores*),\n")
+	fmt.Fprintf(&b, "with the columns of the fleet's CPU table. A scenario that restarts the controller counts the last process.\n\n")
+	headers := []string{"scenario", "controller", "CPU", "reconciles", "CPU per reconcile", "in child processes", "renders", "render, mean", "lifetime", "cores"}
 	var rows [][]string
 	for _, c := range res.CPU {
-		per := "–"
-		if c.Reconciles > 0 {
-			per = msText(c.CPUPerReconcileMs)
-		}
-		rows = append(rows, []string{c.Scenario, c.Controller, secf(c.CPUSeconds), fmt.Sprintf("%.0f", c.Reconciles), per,
-			secf(c.Seconds), fmt.Sprintf("%.3f", c.Cores)})
+		row := append([]string{c.Scenario, c.Controller}, cpuCells(c.CPUCost)...)
+		rows = append(rows, append(row, secf(c.Seconds), fmt.Sprintf("%.3f", c.Cores)))
 	}
 	b.WriteString(table(headers, rows))
 	b.WriteString(chartLink(imgDir, CPUChart, "Controller CPU per Application reconcile, by scenario", charts))

@@ -401,7 +401,7 @@ func TestReport_CPUPerReconcileAndChildRSS(t *testing.T) {
 // The steady table shows each controller's CPU when it was measured.
 func TestReport_SteadyShowsCPU(t *testing.T) {
 	res := fixtureResults()
-	res.Steady[0].CPUSeconds, res.Steady[0].CPUPerReconcileMs, res.Steady[0].Cores = 0.1, 2.5, 0.005
+	res.Steady[0].CPU, res.Steady[0].Cores = CPUCost{CPUSeconds: 0.1, Reconciles: 40, CPUPerReconcileMs: 2.5}, 0.005
 	page := steadySection(res, "img", nil)
 	for _, want := range []string{"| event writes per pass | CPU per reconcile | cores |", "| 2.50 ms | 0.0050 |", "| 0.00 | – | – |"} {
 		if !strings.Contains(page, want) {
@@ -452,12 +452,12 @@ func TestReport_ResultsWithoutCPURenderAsBefore(t *testing.T) {
 func TestReport_CPUByScenario(t *testing.T) {
 	res := fixtureResults()
 	res.CPU = []ScenarioCPU{
-		scenarioCPU(ScenarioSteady, "steward", CPUCost{CPUSeconds: 2, Reconciles: 400, CPUPerReconcileMs: 5}, 40*time.Second),
+		scenarioCPU(ScenarioSteady, "steward", CPUCost{CPUSeconds: 2, ChildCPUSeconds: 0.5, Reconciles: 400, CPUPerReconcileMs: 5, Renders: 20, RenderMeanSeconds: 0.004}, 40*time.Second),
 		scenarioCPU(ScenarioDrift, "owns", CPUCost{CPUSeconds: 1.5}, 0),
 	}
 	page := renderReport(res, "img", "latest.json", nil)
-	for _, want := range []string{"## CPU by scenario", "| steady | steward | 2.00 s | 400 | 5.00 ms | 40.0 s | 0.050 |",
-		"| drift | owns | 1.50 s | 0 | – | 0.00 s | 0.000 |"} {
+	for _, want := range []string{"## CPU by scenario", "| steady | steward | 2.00 s | 400 | 5.00 ms | 25% | 20 | 4.00 ms | 40.0 s | 0.050 |",
+		"| drift | owns | 1.50 s | 0 | – | 0% | – | – | 0.00 s | 0.000 |"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}

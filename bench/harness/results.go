@@ -219,11 +219,10 @@ type SteadyResult struct {
 	PerResource        float64            `json:"requestsPerResourcePerPass"`
 	ByVerb             map[string]float64 `json:"requestsPerResourcePerPassByVerb"`
 	EventsPerPass      float64            `json:"eventWritesPerPass"`
-	// CPUSeconds is the controller's process-tree CPU in the window;
-	// CPUPerReconcileMs divides it by Reconciles, Cores by the window.
-	CPUSeconds        float64 `json:"cpuSeconds,omitempty"`
-	CPUPerReconcileMs float64 `json:"cpuPerReconcileMs,omitempty"`
-	Cores             float64 `json:"cores,omitempty"`
+	// CPU is the controller's process-tree CPU in the window, with its
+	// reconciles; Cores is that CPU over the window.
+	CPU   CPUCost `json:"cpu,omitempty"`
+	Cores float64 `json:"cores,omitempty"`
 }
 
 // DriftResult is how long one controller took to repair the Deployment of

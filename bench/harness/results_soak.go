@@ -42,6 +42,14 @@ type CPUCost struct {
 // before it did hold none).
 func (c CPUCost) Measured() bool { return c.CPUSeconds > 0 }
 
+// coresOver is the CPU spread over a wall time: the cores used.
+func (c CPUCost) coresOver(wall time.Duration) float64 {
+	if wall <= 0 {
+		return 0
+	}
+	return c.CPUSeconds / wall.Seconds()
+}
+
 // ChildShare is the share of the CPU the descendants used.
 func (c CPUCost) ChildShare() float64 {
 	if c.CPUSeconds == 0 {

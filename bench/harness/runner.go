@@ -112,11 +112,7 @@ func (s *session) recordCPU(ctx context.Context) {
 
 // scenarioCPU is the CPU of a process that ran for lifetime.
 func scenarioCPU(scenario, controller string, cost CPUCost, lifetime time.Duration) ScenarioCPU {
-	c := ScenarioCPU{Scenario: scenario, Controller: controller, CPUCost: cost, Seconds: lifetime.Seconds()}
-	if c.Seconds > 0 {
-		c.Cores = c.CPUSeconds / c.Seconds
-	}
-	return c
+	return ScenarioCPU{Scenario: scenario, Controller: controller, CPUCost: cost, Seconds: lifetime.Seconds(), Cores: cost.coresOver(lifetime)}
 }
 
 // start runs the controller under test on the session's control plane.

@@ -48,7 +48,7 @@ func (r *runner) steady(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	cpuBefore, err := s.proc.CPU()
+	usedBefore, err := s.proc.usageAt(before)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (r *runner) steady(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	cpuAfter, err := s.proc.CPU()
+	usedAfter, err := s.proc.usageAt(after)
 	if err != nil {
 		return err
 	}
@@ -78,11 +78,8 @@ func (r *runner) steady(ctx context.Context, s *session) error {
 		Skipped:     after.Sum(skippedMetric, nil) - before.Sum(skippedMetric, nil),
 		HasSkipped:  after.Has(skippedMetric),
 	}
-	res.CPUSeconds = (cpuAfter.Total - cpuBefore.Total).Seconds()
-	res.Cores = res.CPUSeconds / window.Seconds()
-	if res.Reconciles > 0 {
-		res.CPUPerReconcileMs = res.CPUSeconds / res.Reconciles * 1000
-	}
+	res.CPU = usedAfter.costSince(usedBefore)
+	res.Cores = res.CPU.coresOver(window)
 	work := all.Filter(isWork)
 	res.Requests = work.List()
 	perApp := res.Reconciles
@@ -101,7 +98,7 @@ func (r *runner) steady(ctx context.Context, s *session) error {
 	}
 	r.res.Steady = append(r.res.Steady, res)
 	s.progress("%.0f reconciles (%.0f expected), %.0f requests: %.2f per resource per pass, %.2f event writes per pass, %.2f objects skipped per resource per pass; CPU %.2f ms per reconcile, %.4f cores",
-		res.Reconciles, res.Passes, work.Total(), res.PerResource, res.EventsPerPass, res.SkippedPerResource, res.CPUPerReconcileMs, res.Cores)
+		res.Reconciles, res.Passes, work.Total(), res.PerResource, res.EventsPerPass, res.SkippedPerResource, res.CPU.CPUPerReconcileMs, res.Cores)
 	return nil
 }
 
