@@ -260,6 +260,10 @@ const (
 	// EventInvalidReconcileInterval: the app.oam.dev/reconcile-interval
 	// annotation was ignored; the note says why.
 	EventInvalidReconcileInterval = "InvalidReconcileInterval"
+	// EventHelmHooksNotRun: a Helm chart declares hooks, which Steward
+	// does not run (it delivers the chart's objects); said once per set of
+	// hooks.
+	EventHelmHooksNotRun = "HelmHooksNotRun"
 	// EventRolledBack: an earlier publishVersion's recorded manifests were
 	// applied again.
 	EventRolledBack = "RolledBack"

@@ -84,6 +84,7 @@ func Render(o RenderOptions) error {
 		clusters:    clusters,
 		definitions: func(*v1beta1.Application) (render.Definitions, error) { return defs, nil },
 		context:     render.AppContext{ClusterVersion: cv},
+		actions:     chartActions(context.Background(), nil, cv.GitVersion),
 		budget:      o.Budget,
 	})
 	if err != nil && delivery.UsesTopology(app) {
@@ -157,6 +158,7 @@ func renderConnected(ctx context.Context, clients *clusterClients, app *v1beta1.
 		},
 		context:    actx,
 		namespaced: namespacedBy(ctx, clients),
+		actions:    chartActions(ctx, clients.hub, actx.ClusterVersion.GitVersion),
 		budget:     budget,
 	})
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/cueeval"
 	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/render"
@@ -42,6 +43,9 @@ type placeInput struct {
 	// namespaced says whether an object's kind is namespaced in the
 	// cluster it goes to; nil keeps the namespace render gave (offline).
 	namespaced func(cluster string, obj *unstructured.Unstructured) (bool, error)
+	// actions carries out the provider actions (vela/helm) components ask
+	// for; nil refuses them.
+	actions func(string, *v1beta1.Application, *render.ActionsError) ([]cueeval.ActionResult, error)
 	// budget bounds every CUE evaluation, as the controller's flags do;
 	// zero is the controller's defaults.
 	budget sandbox.Budget
@@ -79,7 +83,7 @@ func renderPlaced(app *v1beta1.Application, in placeInput) ([]PlacedObject, erro
 		}
 	}
 	objs, err := delivery.Objects(app, steps, delivery.Input{
-		Renderer: renderer, Definitions: in.definitions, Context: in.context, Namespaced: in.namespaced})
+		Renderer: renderer, Definitions: in.definitions, Context: in.context, Namespaced: in.namespaced, Actions: in.actions})
 	if errors.As(err, new(*delivery.DefinitionsError)) {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/steward-oam/steward/internal/helmchart"
 	"github.com/steward-oam/steward/internal/provider"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -44,7 +45,10 @@ type ApplicationReconciler struct {
 	// steps (vela/http, vela/email, vela/config, vela/util); vela/kube's
 	// are the controller's own.
 	StepProviders provider.Registry
-	Recorder      recorder.EventRecorder
+	// Charts prepares the Helm charts of helmchart components (vela/helm);
+	// nil refuses them.
+	Charts   *helmchart.Provider
+	Recorder recorder.EventRecorder
 	// ClusterVersion is context.clusterVersion for templates.
 	ClusterVersion render.ClusterVersion
 	Options        Options

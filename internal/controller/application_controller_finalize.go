@@ -141,6 +141,12 @@ func (r *ApplicationReconciler) deleteRecorded(ctx context.Context, s *scope, ow
 	for k := range r.deleteInOrder(ctx, s, applier, doomed, "application deleted") {
 		drop[k] = true
 	}
+	if !orphan && len(drop) == len(all) {
+		// Every object is gone: the Helm releases are uninstalled.
+		if err := r.uninstallReleases(ctx, s, trackers); err != nil {
+			return ctrl.Result{}, false, err
+		}
+	}
 	remaining, err := r.pruneTrackers(ctx, trackers, drop)
 	if err != nil {
 		return ctrl.Result{}, false, err

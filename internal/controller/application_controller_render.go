@@ -14,6 +14,7 @@ import (
 	"github.com/steward-oam/steward/internal/cueeval"
 	"github.com/steward-oam/steward/internal/definition"
 	"github.com/steward-oam/steward/internal/delivery"
+	"github.com/steward-oam/steward/internal/helmchart"
 	"github.com/steward-oam/steward/internal/inventory"
 	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/policy"
@@ -73,7 +74,7 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 	// again as a whole.
 	refill := false
 	if s.current != nil && s.current.Name == tracker.Name(s.app.Name, s.app.Namespace, kind) &&
-		(kind.PublishVersion != "" || !r.placementsMoved(ctx, s)) {
+		(kind.PublishVersion != "" || (!r.placementsMoved(ctx, s) && !r.chartInputsMoved(ctx, s))) {
 		if !inputsMoved(s) {
 			return r.reuseVersion(ctx, s)
 		}
@@ -165,6 +166,7 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		s.setRetry(err)
 		return nil
 	}
+	r.recordReleases(ctx, s, rt)
 	if s.current != nil && s.current.Name != rt.Name {
 		s.older = append(s.older, *s.current)
 	}
@@ -303,6 +305,8 @@ func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, 
 			DeferPostDispatch: true,
 		},
 		Namespaced: r.namespacedIn(ctx),
+		Actions:    r.chartActions(ctx, s),
+		Charts:     r.chartRendered(ctx, s),
 	})
 	var policyErr *delivery.PolicyError
 	switch {
@@ -314,7 +318,9 @@ func (r *ApplicationReconciler) renderPlacements(ctx context.Context, s *scope, 
 		return nil, nil, "", err
 	case err != nil:
 		s.renderErr = err
-		if errors.As(err, new(*delivery.ScopeError)) {
+		if errors.As(err, new(*delivery.ScopeError)) || errors.As(err, new(*helmchart.Error)) {
+			// A kind not served yet, a chart being fetched or a repository
+			// out of reach may pass by itself.
 			s.setRetry(err)
 		}
 		if reasonOf(err, "") == v1beta1.ReasonEvaluationBudgetExceeded {

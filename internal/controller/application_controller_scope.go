@@ -60,6 +60,9 @@ type scope struct {
 	// rulesErr is why the policies could not be read.
 	rulesErr error
 
+	// releases are the Helm releases this pass's render prepared.
+	releases []*helmRelease
+
 	// renderErr is why the current generation could not be rendered.
 	renderErr error
 	// recordErr is why the rendered objects could not be recorded.

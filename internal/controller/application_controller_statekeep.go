@@ -153,6 +153,9 @@ func (r *ApplicationReconciler) dispatched(ctx context.Context, s *scope) error 
 	if len(s.keep.failures) > 0 || len(s.keep.waiting) > 0 {
 		mark = pendingRetry
 	}
+	if mark == "" {
+		r.releasesDeployed(ctx, s)
+	}
 	if err := r.Trackers.Annotate(ctx, s.current, annotationDispatchPending, mark); err != nil {
 		s.setRetry(err)
 		return err

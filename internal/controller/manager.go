@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/steward-oam/steward/internal/apply"
+	"github.com/steward-oam/steward/internal/chartfetch"
+	"github.com/steward-oam/steward/internal/helmchart"
 	"github.com/steward-oam/steward/internal/provider"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -236,8 +238,10 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 		Registry: &registry,
 		Trackers: &tracker.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Indexed: true, Shard: opts.Sharding.Label(),
 			Compression: v1beta1.CompressionType(opts.TrackerCompression)},
-		Renderer:       renderer,
-		StepProviders:  provider.Defaults(provider.HTTPOptions{}),
+		Renderer:      renderer,
+		StepProviders: provider.Defaults(provider.HTTPOptions{}),
+		Charts: &helmchart.Provider{Fetcher: chartfetch.New(chartfetch.Options{
+			MaxCacheBytes: opts.HelmCacheBytes, Timeout: opts.HelmFetchTimeout, Observe: m.ChartCache}), Wait: 2 * time.Second},
 		Metrics:        m,
 		Recorder:       recorder,
 		ClusterVersion: delivery.ClusterVersion(cfg),

@@ -58,6 +58,12 @@ type Options struct {
 	// ApplyMethod is how objects are written: apply.ServerSide or
 	// apply.ClientSide.
 	ApplyMethod string
+	// HelmCacheBytes bounds the Helm chart archives kept in memory; the
+	// least recently used goes first.
+	HelmCacheBytes int64
+	// HelmFetchTimeout bounds one chart download (a chart's
+	// options.timeout, when shorter, bounds its own).
+	HelmFetchTimeout time.Duration
 	// WatchFullReadPeriod is how often watch mode reads every object of
 	// an Application in one pass, trusting no cache; 0 never does.
 	WatchFullReadPeriod time.Duration
@@ -111,6 +117,8 @@ func NewOptions() Options {
 		DriftDetection:       watch.ModeWatch,
 		ApplyMethod:          string(apply.ServerSide),
 		WatchFullReadPeriod:  time.Hour,
+		HelmCacheBytes:       256 << 20,
+		HelmFetchTimeout:     time.Minute,
 		Sharding:             sharding.Defaults(),
 		Budget:               sandbox.DefaultBudget(),
 	}
@@ -143,6 +151,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.IdentityClients, "identity-client-cache-size", o.IdentityClients, "Clients kept for impersonated ServiceAccounts, over all clusters; the least recently used is dropped first.")
 	fs.StringVar(&o.DriftDetection, "drift-detection", o.DriftDetection, "How drift is found: \"watch\" runs one metadata-only informer per managed kind and cluster, selected by Steward's ownership label, repairs an object as soon as someone else changes or deletes it, and skips unchanged objects on the re-sync pass; \"timer\" reads every object once per re-sync pass.")
 	fs.StringVar(&o.ApplyMethod, "apply-method", o.ApplyMethod, "How objects are written: \"server-side\" applies as field manager steward (the API server records who owns which field; objects up to the API server's size limit); \"client-side\" is KubeVela's three-way patch against the app.oam.dev/last-applied-configuration annotation.")
+	fs.Int64Var(&o.HelmCacheBytes, "helm-chart-cache-bytes", o.HelmCacheBytes, "Bytes of Helm chart archives kept in memory, shared by every Application (a chart is kept once, by digest); the least recently used goes first.")
+	fs.DurationVar(&o.HelmFetchTimeout, "helm-fetch-timeout", o.HelmFetchTimeout, "Longest one Helm chart download may take (a chart's options.timeout, when shorter, bounds its own). Downloads run in the background: a render waits for one at most 2s, then is retried.")
 	fs.DurationVar(&o.WatchFullReadPeriod, "watch-full-read-period", o.WatchFullReadPeriod, "In watch mode, how often one re-sync pass of an Application reads every object from the API server even when the watch cache shows it unchanged: a safety net under the watch. 0 never does after the first pass of the process.")
 	fs.BoolVar(&o.Sharding.Enabled, "enable-sharding", o.Sharding.Enabled, "Reconcile only the Applications of this replica's shard (--shard-id), as KubeVela does: those labelled controller.core.oam.dev/scheduled-shard-id=<shard-id>, with their resource trackers, through label-selected caches. The master shard also assigns unlabelled Applications to live shards and moves the Applications of a shard that is gone.")
 	fs.StringVar(&o.Sharding.ShardID, "shard-id", o.Sharding.ShardID, "This replica's shard when sharding is on; \"master\" assigns Applications to shards.")
@@ -170,6 +180,12 @@ func (o Options) Validate() error {
 		if err := (cluster.Identity{Name: o.DefaultServiceAccount}).Validate(); err != nil {
 			return fmt.Errorf("--default-service-account: %w", err)
 		}
+	}
+	if o.HelmCacheBytes < 1<<20 {
+		return fmt.Errorf("--helm-chart-cache-bytes %d: want at least 1 MiB", o.HelmCacheBytes)
+	}
+	if o.HelmFetchTimeout <= 0 {
+		return fmt.Errorf("--helm-fetch-timeout %s: want more than 0", o.HelmFetchTimeout)
 	}
 	if o.WatchFullReadPeriod < 0 {
 		return fmt.Errorf("--watch-full-read-period %s: want 0 or more", o.WatchFullReadPeriod)

@@ -1,6 +1,7 @@
 package cueeval
 
 import (
+	"errors"
 	"strings"
 	"sync"
 
@@ -34,6 +35,9 @@ type compiled struct {
 	// declares from a vela package's definition (`kube.#Apply & {...}`):
 	// each must evaluate to an action when it exists.
 	actions []cue.Path
+	// usesActions says a definition template imports a vela package: its
+	// provider actions are found and filled before it renders.
+	usesActions bool
 }
 
 // DefaultCacheSize bounds the compiled sources a Local keeps: a template
@@ -103,8 +107,25 @@ func (l *Local) compile(src Source) (c *compiled, hit bool) {
 }
 
 // compileTemplate compiles a definition template into a fresh CUE context.
+// A template that imports a vela package (vela/helm) reads it as a step
+// template does, and its actions are carried out before it renders
+// (actions.go).
 func compileTemplate(src string) *compiled {
-	return compileSource(src+contextDecl, true)
+	text, err := withStdlib(src)
+	var unknown *UnknownPackageError
+	if errors.As(err, &unknown) {
+		return &compiled{err: err}
+	}
+	if err != nil {
+		// A syntax error: compiled as it is, for its position.
+		text = src
+	}
+	// Like a step template, it reads results that exist only once its
+	// actions ran: it is not checked before.
+	uses := text != src
+	c := compileSource(text+contextDecl, !uses)
+	c.usesActions = uses
+	return c
 }
 
 // compileStatus compiles one status part.

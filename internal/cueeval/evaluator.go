@@ -156,6 +156,9 @@ type TemplateInput struct {
 	// Context and Params are JSON: `context` and `parameter`.
 	Context json.RawMessage `json:"context"`
 	Params  json.RawMessage `json:"params"`
+	// Actions are the results of the provider actions (vela/helm's
+	// #Render) the template asked for in an earlier evaluation.
+	Actions []ActionResult `json:"actions,omitempty"`
 }
 
 // StatusInput is a definition's status parts (nil when absent) with the
@@ -216,6 +219,12 @@ type Rendered struct {
 	Outputs      []NamedObject   `json:"outputs,omitempty"`
 	Patch        *Patch          `json:"patch,omitempty"`
 	PatchOutputs []NamedPatch    `json:"patchOutputs,omitempty"`
+	// Actions, when set, are the provider actions the template asks for
+	// before it can render (nothing else is set): carry them out and
+	// evaluate again with their results in TemplateInput.Actions.
+	Actions []Action `json:"actions,omitempty"`
+	// Charts are the Helm charts the template rendered.
+	Charts []ChartInfo `json:"charts,omitempty"`
 }
 
 // Bytes is the size of what a template rendered, as JSON: its objects

@@ -31,6 +31,7 @@ var stdlibPackages = map[string]string{
 	"vela/config":  "config",
 	"vela/email":   "email",
 	"vela/op":      "op",
+	"vela/helm":    "helm",
 }
 
 // stdlibField is the hidden field a package is held in.
@@ -40,7 +41,7 @@ func stdlibField(name string) string { return "_vela_" + name }
 // others.
 var stdlibText = func() string {
 	var b strings.Builder
-	for _, name := range []string{"kube", "http", "builtin", "util", "config", "email", "op"} {
+	for _, name := range []string{"kube", "http", "builtin", "util", "config", "email", "op", "helm"} {
 		src, err := stdlibFS.ReadFile("stdlib/" + name + ".cue")
 		if err != nil {
 			panic(err)
@@ -60,7 +61,7 @@ func (e *UnknownPackageError) Error() string {
 
 func providedPackages() string {
 	var out []string
-	for _, p := range []string{"vela/kube", "vela/http", "vela/builtin", "vela/op", "vela/config", "vela/util", "vela/email"} {
+	for _, p := range []string{"vela/kube", "vela/http", "vela/builtin", "vela/op", "vela/config", "vela/util", "vela/email", "vela/helm"} {
 		out = append(out, strconv.Quote(p))
 	}
 	return strings.Join(out, ", ")

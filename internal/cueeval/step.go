@@ -86,6 +86,9 @@ type ActionResult struct {
 	Path    string          `json:"path"`
 	Legacy  string          `json:"legacy,omitempty"`
 	Returns json.RawMessage `json:"returns,omitempty"`
+	// Chart, for vela/helm's #Render, is the fetched chart the evaluator
+	// renders into $returns.
+	Chart *ChartAction `json:"chart,omitempty"`
 }
 
 // StepRound is the answer to a StepInput: the actions to carry out next,
@@ -170,6 +173,7 @@ func isAction(v cue.Value) (flow.Runner, error) {
 // stepTask is one action found in the template.
 type stepTask struct {
 	path     string
+	at       cue.Path // set for a definition template's actions
 	provider string
 	do       string
 	legacy   string

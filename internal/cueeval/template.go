@@ -60,6 +60,17 @@ func (c *compiled) render(in *TemplateInput) (*Rendered, *Error) {
 	}
 
 	out := &Rendered{}
+	if c.usesActions {
+		var pending []Action
+		var rerr *Error
+		v, pending, out.Charts, rerr = c.componentActions(v, in.Actions)
+		if rerr != nil {
+			return nil, rerr
+		}
+		if len(pending) > 0 {
+			return &Rendered{Actions: pending}, nil
+		}
+	}
 	// fail explains a template error, blaming missing properties first.
 	fail := func(err error) *Error {
 		if param.Exists() {

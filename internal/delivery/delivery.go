@@ -3,7 +3,9 @@ package delivery
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -12,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cueeval"
 	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -68,7 +71,19 @@ type Input struct {
 	// cluster it goes to. Nil keeps the namespace the template gave
 	// (offline rendering, where no cluster can say).
 	Namespaced func(cluster string, obj *unstructured.Unstructured) (bool, error)
+	// Actions carries out the provider actions a component's template asks
+	// for before it renders (vela/helm's #Render: fetch the chart, read
+	// valuesFrom), for the placement's cluster and the Application as the
+	// placement shaped it. Nil refuses such components.
+	Actions func(cluster string, app *v1beta1.Application, need *render.ActionsError) ([]cueeval.ActionResult, error)
+	// Charts, when set, is told of every component that rendered a Helm
+	// chart, with the cluster it renders for.
+	Charts func(cluster string, c *render.Component)
 }
+
+// maxActionRounds bounds how often one placement's render goes back for
+// provider actions: once per component that asks for them, at most.
+const maxActionRounds = 16
 
 // PolicyError is a deploy step whose policies cannot be applied.
 type PolicyError struct{ Err error }
@@ -135,12 +150,19 @@ func Objects(app *v1beta1.Application, steps []placement.Step, in Input) ([]Obje
 			if p.Namespace != "" {
 				shaped.Namespace = p.Namespace
 			}
-			res, err := renderer.RenderCounted(shaped, defs, in.Context, &usage)
+			res, err := renderWithActions(renderer, shaped, defs, p.Cluster, in, &usage)
 			if err != nil {
 				if p.Cluster != "" {
 					err = fmt.Errorf("cluster %q: %w", p.Cluster, err)
 				}
 				return nil, err
+			}
+			if in.Charts != nil {
+				for i := range res.Components {
+					if len(res.Components[i].Charts) > 0 {
+						in.Charts(p.Cluster, &res.Components[i])
+					}
+				}
 			}
 			objs, err := placed(app, p.Cluster, shaped.Namespace, res, in.Namespaced)
 			if err != nil {
@@ -159,6 +181,30 @@ func Objects(app *v1beta1.Application, steps []placement.Step, in Input) ([]Obje
 		}
 	}
 	return out, nil
+}
+
+// renderWithActions renders a placement, carrying out the provider
+// actions its components ask for and rendering again with their results.
+func renderWithActions(renderer *render.Renderer, app *v1beta1.Application, defs render.Definitions, cluster string,
+	in Input, usage *render.Usage) (*render.Result, error) {
+	actx := in.Context
+	for range maxActionRounds {
+		res, err := renderer.RenderCounted(app, defs, actx, usage)
+		var need *render.ActionsError
+		if !errors.As(err, &need) || in.Actions == nil {
+			return res, err
+		}
+		results, err := in.Actions(cluster, app, need)
+		if err != nil {
+			return nil, err
+		}
+		actx.Actions = maps.Clone(actx.Actions)
+		if actx.Actions == nil {
+			actx.Actions = map[string][]cueeval.ActionResult{}
+		}
+		actx.Actions[need.Component] = results
+	}
+	return nil, fmt.Errorf("the components' provider actions did not settle after %d rounds", maxActionRounds)
 }
 
 // placedObject is an apply-object step's object in its placement, with

@@ -50,6 +50,7 @@ type Metrics struct {
 	keepSkipped       prometheus.Counter
 	cueEvaluations    *prometheus.CounterVec
 	cueBudget         *prometheus.CounterVec
+	chartCache        *prometheus.CounterVec
 	cueDuration       prometheus.Histogram
 	cueStarted        prometheus.Counter
 	cueCPU            prometheus.CounterFunc
@@ -126,6 +127,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Namespace: namespace, Name: "cue_evaluation_budget_exceeded_total",
 			Help: "CUE evaluations stopped by a limit of the evaluation budget (time, memory, object-size, render-size; objects for renders with too many objects), remembered failures included.",
 		}, []string{"limit"}),
+		chartCache: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "helm_chart_cache_total",
+			Help: "Helm chart lookups by result: hit (served from the cache), miss (not cached or expired), fetch (a download made), error (a download failed).",
+		}, []string{"result"}),
 		cueDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "cue_evaluation_duration_seconds",
 			Help:    "Time one CUE evaluation takes, from the request to its answer, waiting for a free evaluator included.",
@@ -159,6 +164,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.keepSkipped = register(reg, m.keepSkipped, &errs)
 	m.cueEvaluations = register(reg, m.cueEvaluations, &errs)
 	m.cueBudget = register(reg, m.cueBudget, &errs)
+	m.chartCache = register(reg, m.chartCache, &errs)
 	m.cueDuration = register(reg, m.cueDuration, &errs)
 	m.cueStarted = register(reg, m.cueStarted, &errs)
 	m.cueCPU = register(reg, m.cueCPU, &errs)
@@ -352,6 +358,15 @@ func (m *Metrics) BudgetExceeded(limit string) {
 		return
 	}
 	m.cueBudget.WithLabelValues(limit).Inc()
+}
+
+// ChartCache counts one Helm chart cache event: hit, miss, fetch or
+// error.
+func (m *Metrics) ChartCache(result string) {
+	if m == nil {
+		return
+	}
+	m.chartCache.WithLabelValues(result).Inc()
 }
 
 // EvaluatorStarted counts one CUE evaluator process started. It

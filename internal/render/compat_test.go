@@ -22,7 +22,6 @@ import (
 // unsupportedDefinitions are corpus definitions Steward does not render,
 // with the reason docs/compatibility.md gives.
 var unsupportedDefinitions = map[string]string{
-	"helmchart": `imports KubeVela's "vela/helm" provider, which fetches and renders charts at render time`,
 }
 
 // compatDir finds the KubeVela compatibility corpus: $STEWARD_COMPAT_DIR,

@@ -24,12 +24,16 @@ type evaluation struct {
 	outputs      []namedObject
 	patch        *cueeval.Patch
 	patchOutputs []cueeval.NamedPatch
+	// actions are the provider actions the template asks for before it
+	// can render; nothing else is set then.
+	actions []cueeval.Action
+	charts  []cueeval.ChartInfo
 }
 
 // evaluateDefinition decodes properties and evaluates a definition's CUE
 // template with them and the context.
 func (r *Renderer) evaluateDefinition(kind string, meta *metav1.ObjectMeta, tmpl Template, tmplErr error,
-	props *runtime.RawExtension, ctx map[string]any, u *Usage) (*evaluation, *Error) {
+	props *runtime.RawExtension, ctx map[string]any, done []cueeval.ActionResult, u *Usage) (*evaluation, *Error) {
 	if tmplErr != nil {
 		return nil, renderErr("", fmt.Errorf("%s %q: %w", kind, meta.Name, tmplErr))
 	}
@@ -45,6 +49,7 @@ func (r *Renderer) evaluateDefinition(kind string, meta *metav1.ObjectMeta, tmpl
 	if err != nil {
 		return nil, renderErr("context", err)
 	}
+	in.Actions = done
 	if err := u.due(r.limits); err != nil {
 		return nil, err
 	}
@@ -80,7 +85,7 @@ func templateInput(src cueeval.Source, params any, ctx map[string]any) (*cueeval
 
 // decodeEvaluation turns the evaluator's JSON into Go data.
 func decodeEvaluation(r *cueeval.Rendered) (*evaluation, *Error) {
-	ev := &evaluation{patch: r.Patch, patchOutputs: r.PatchOutputs}
+	ev := &evaluation{patch: r.Patch, patchOutputs: r.PatchOutputs, actions: r.Actions, charts: r.Charts}
 	if r.Output != nil {
 		obj, err := decodeObject(r.Output)
 		if err != nil {

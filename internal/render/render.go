@@ -157,9 +157,12 @@ func (r *Renderer) renderComponentWith(app *v1beta1.Application, ac *v1beta1.App
 	}
 	ctx := componentContext(base, ac.Name, actx.AppRevisionNum)
 	tmpl, terr := ComponentTemplate(def)
-	ev, rerr := r.evaluateDefinition(KindComponent, &def.ObjectMeta, tmpl, terr, ac.Properties, ctx, u)
+	ev, rerr := r.evaluateDefinition(KindComponent, &def.ObjectMeta, tmpl, terr, ac.Properties, ctx, actx.Actions[ac.Name], u)
 	if rerr != nil {
 		return nil, named(rerr, "")
+	}
+	if len(ev.actions) > 0 {
+		return nil, &ActionsError{Component: ac.Name, Type: ac.Type, Actions: ev.actions}
 	}
 	st := &componentState{workload: ev.output}
 	for _, o := range ev.outputs {
@@ -190,7 +193,7 @@ func (r *Renderer) renderComponentWith(app *v1beta1.Application, ac *v1beta1.App
 		// The live workload is not the component's to apply again.
 		st.workload = nil
 	}
-	out := &Component{Name: ac.Name, Type: ac.Type, DependsOn: slices.Clone(ac.DependsOn)}
+	out := &Component{Name: ac.Name, Type: ac.Type, DependsOn: slices.Clone(ac.DependsOn), Charts: ev.charts}
 	meta := objectMeta{app: app, component: ac.Name, revision: actx.AppRevision}
 	if st.workload != nil {
 		obj, err := meta.workload(st.workload, ac.Type)
@@ -216,9 +219,13 @@ func (r *Renderer) renderComponentWith(app *v1beta1.Application, ac *v1beta1.App
 func (r *Renderer) applyTrait(st *componentState, def *v1beta1.TraitDefinition, t v1beta1.ApplicationTrait, compCtx map[string]any, u *Usage) *Error {
 	ctx := st.context(compCtx)
 	tmpl, terr := TraitTemplate(def)
-	ev, rerr := r.evaluateDefinition(KindTrait, &def.ObjectMeta, tmpl, terr, t.Properties, ctx, u)
+	ev, rerr := r.evaluateDefinition(KindTrait, &def.ObjectMeta, tmpl, terr, t.Properties, ctx, nil, u)
 	if rerr != nil {
 		return rerr
+	}
+	if len(ev.actions) > 0 {
+		return renderErr(ev.actions[0].Path, fmt.Errorf("the %s.%s action at %s: only a component's template may render a Helm chart",
+			ev.actions[0].Provider, ev.actions[0].Do, ev.actions[0].Path))
 	}
 	for _, o := range ev.outputs {
 		st.add(t.Type, o)

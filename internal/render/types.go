@@ -1,9 +1,12 @@
 package render
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cueeval"
 )
 
 // Definitions is the set of definitions an Application renders with. The
@@ -35,6 +38,25 @@ type AppContext struct {
 	// (RenderPostDispatch). Offline renders (steward render, diff) keep
 	// them, over the rendered workload, as KubeVela's dry-run does.
 	DeferPostDispatch bool
+	// Actions are, by component name, the results of the provider
+	// actions (vela/helm's #Render) its template asked for: see
+	// ActionsError.
+	Actions map[string][]cueeval.ActionResult
+}
+
+// ActionsError is a component whose template asks for provider actions
+// to be carried out before it can render: vela/helm's #Render, whose
+// chart must be fetched. Render is pure, so the caller carries them out
+// (chart fetched, valuesFrom read) and renders again with the results in
+// AppContext.Actions.
+type ActionsError struct {
+	Component string
+	Type      string
+	Actions   []cueeval.Action
+}
+
+func (e *ActionsError) Error() string {
+	return fmt.Sprintf("component %q (type %q) needs %d provider action(s) carried out before it renders", e.Component, e.Type, len(e.Actions))
 }
 
 // Result is everything an Application renders to.
@@ -51,6 +73,8 @@ type Component struct {
 	DependsOn   []string
 	Workload    *unstructured.Unstructured
 	Auxiliaries []Auxiliary
+	// Charts are the Helm charts the component rendered.
+	Charts []cueeval.ChartInfo
 }
 
 // Auxiliary is one object of `outputs`.

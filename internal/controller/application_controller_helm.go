@@ -1,0 +1,277 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/chart"
+	"github.com/steward-oam/steward/internal/cueeval"
+	"github.com/steward-oam/steward/internal/helmchart"
+	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// annotationHelmReleases records on a versioned tracker the Helm
+// releases it delivers: where, which revision, and the parameters to tell
+// whether the chart or its values moved since.
+const annotationHelmReleases = "app.oam.dev/helm-releases"
+
+// helmRelease is one release a version delivers.
+type helmRelease struct {
+	Cluster     string          `json:"cluster,omitempty"`
+	Component   string          `json:"component"`
+	Name        string          `json:"name"`
+	Namespace   string          `json:"namespace"`
+	Revision    int             `json:"revision,omitempty"`
+	Fingerprint string          `json:"fingerprint"`
+	Params      json.RawMessage `json:"params"`
+	// AppNamespace is the namespace the placement rendered into.
+	AppNamespace string `json:"appNamespace"`
+
+	prepared *helmchart.Prepared
+	manifest string
+	notes    string
+}
+
+// chartActions carries out vela/helm's #Render for a render: the chart is
+// fetched (cached, in the background) and valuesFrom read as the
+// Application, and the chart is rendered by the evaluator. Every release
+// prepared is noted in s.releases.
+func (r *ApplicationReconciler) chartActions(ctx context.Context, s *scope) func(string, *v1beta1.Application, *render.ActionsError) ([]cueeval.ActionResult, error) {
+	return func(clusterName string, app *v1beta1.Application, need *render.ActionsError) ([]cueeval.ActionResult, error) {
+		named := func(err error) error {
+			where := ""
+			if clusterName != "" {
+				where = fmt.Sprintf(" in cluster %q", clusterName)
+			}
+			err = fmt.Errorf("component %q%s: %w", need.Component, where, err)
+			var he *helmchart.Error
+			if errors.As(err, &he) {
+				return &reasonError{reason: he.Reason, err: err}
+			}
+			return err
+		}
+		if r.Charts == nil {
+			return nil, named(&helmchart.Error{Reason: helmchart.ReasonFetchFailed, Source: "?", Err: errors.New("this controller fetches no Helm charts")})
+		}
+		hub, err := s.clients.GetClient(ctx, "")
+		if err != nil {
+			return nil, named(err)
+		}
+		var out []cueeval.ActionResult
+		for _, a := range need.Actions {
+			if a.Provider != "helm" || a.Do != "render" {
+				return nil, named(fmt.Errorf("the %s.%s action at %s is not one a component may use", a.Provider, a.Do, a.Path))
+			}
+			p, err := r.Charts.Prepare(ctx, hub, app.Namespace, a.Params, r.ClusterVersion.GitVersion)
+			if err != nil {
+				return nil, named(err)
+			}
+			if r.Options.NoCrossNamespaceObjects && p.Namespace != app.Namespace {
+				return nil, named(&reasonError{reason: v1beta1.ReasonCrossNamespaceObject,
+					err: fmt.Errorf("release namespace %q is not the Application's namespace %q (--no-cross-namespace-objects)", p.Namespace, app.Namespace)})
+			}
+			if p.CreateNamespace && p.Namespace != app.Namespace {
+				if err := r.ensureNamespace(ctx, s, clusterName, p.Namespace); err != nil {
+					return nil, named(err)
+				}
+			}
+			s.releases = append(s.releases, &helmRelease{Cluster: clusterName, Component: need.Component, Name: p.Release, Namespace: p.Namespace,
+				Fingerprint: p.Fingerprint, Params: a.Params, AppNamespace: app.Namespace, prepared: p})
+			out = append(out, cueeval.ActionResult{Path: a.Path, Chart: p.Action})
+		}
+		return out, nil
+	}
+}
+
+// chartRendered notes what a component's chart rendered to: its objects
+// become the release record's manifest; hooks, which Steward does not
+// run, are reported once.
+func (r *ApplicationReconciler) chartRendered(ctx context.Context, s *scope) func(string, *render.Component) {
+	return func(clusterName string, c *render.Component) {
+		var manifest strings.Builder
+		for _, a := range c.Auxiliaries {
+			if a.Trait != "" || !strings.HasPrefix(a.Name, "helm-resource-") {
+				continue
+			}
+			b, err := yaml.Marshal(a.Object.Object)
+			if err != nil {
+				continue
+			}
+			fmt.Fprintf(&manifest, "---\n# Source: %s\n%s", a.Name, b)
+		}
+		for _, rel := range s.releases {
+			if rel.Cluster == clusterName && rel.Component == c.Name && rel.manifest == "" {
+				rel.manifest = manifest.String()
+			}
+		}
+		var hooks []string
+		for _, ch := range c.Charts {
+			hooks = append(hooks, ch.Hooks...)
+		}
+		if len(hooks) == 0 {
+			return
+		}
+		msg := fmt.Sprintf("component %q: chart hooks are not run by Steward: %s", c.Name, strings.Join(hooks, ", "))
+		key := s.app.Namespace + "/" + s.app.Name + "#hooks/" + c.Name
+		if r.warned.firstTime(key, msg) {
+			ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Skipped Helm hooks: Steward delivers a chart's objects, not its hooks", "component", c.Name, "hooks", hooks)
+			r.Recorder.Eventf(s.app, nil, corev1.EventTypeWarning, v1beta1.EventHelmHooksNotRun, "Render", "%s", msg)
+		}
+	}
+}
+
+// ensureNamespace creates a release's namespace when it is missing, as
+// Helm's --create-namespace does; like Helm, Steward never deletes it.
+func (r *ApplicationReconciler) ensureNamespace(ctx context.Context, s *scope, clusterName, name string) error {
+	c, err := s.clients.GetClient(ctx, clusterName)
+	if err != nil {
+		return err
+	}
+	var ns corev1.Namespace
+	err = c.Get(ctx, client.ObjectKey{Name: name}, &ns)
+	if err == nil || !apierrors.IsNotFound(err) {
+		return err
+	}
+	ns = corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"name": name}}}
+	if err := c.Create(ctx, &ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the release's namespace %q: %w", name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Created the release's namespace (createNamespace); it is never deleted", "namespace", name, "cluster", clusterName)
+	return nil
+}
+
+// recordReleases writes a Helm release record for each release the
+// version just recorded delivers (a new revision, pending, only when its
+// chart or values changed), and notes them on the tracker. A record that
+// cannot be written is retried; it never holds the delivery back.
+func (r *ApplicationReconciler) recordReleases(ctx context.Context, s *scope, rt *v1beta1.ResourceTracker) {
+	if len(s.releases) == 0 && rt.Annotations[annotationHelmReleases] == "" {
+		return
+	}
+	for _, rel := range s.releases {
+		c, err := s.clients.GetClient(ctx, rel.Cluster)
+		if err != nil {
+			s.setRetry(err)
+			continue
+		}
+		md, err := chart.Metadata(rel.prepared.Action.Archive)
+		if err != nil {
+			s.setRetry(err)
+			continue
+		}
+		var values map[string]any
+		_ = json.Unmarshal(rel.prepared.Action.Values, &values)
+		rel.Revision, err = helmchart.Record(ctx, c, helmchart.ReleaseInput{
+			Name: rel.Name, Namespace: rel.Namespace, Chart: md, Values: values, Manifest: rel.manifest,
+			Fingerprint: rel.Fingerprint, MaxHistory: rel.prepared.MaxHistory,
+			Labels: map[string]string{v1beta1.LabelAppName: s.app.Name, v1beta1.LabelAppNamespace: s.app.Namespace, v1beta1.LabelAppComponent: rel.Component},
+		})
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Writing the Helm release record failed", "release", rel.Name, "namespace", rel.Namespace)
+			s.setRetry(err)
+			continue
+		}
+		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Recorded a Helm release revision", "release", rel.Name, "namespace", rel.Namespace, "revision", rel.Revision, "chart", rel.prepared.Source)
+	}
+	b, err := json.Marshal(s.releases)
+	if err != nil || len(s.releases) == 0 {
+		b = nil
+	}
+	if err := r.Trackers.Annotate(ctx, rt, annotationHelmReleases, string(b)); err != nil {
+		s.setRetry(err)
+	}
+}
+
+// releasesOf reads the releases a tracker notes.
+func releasesOf(rt *v1beta1.ResourceTracker) []*helmRelease {
+	if rt == nil || rt.Annotations[annotationHelmReleases] == "" {
+		return nil
+	}
+	var out []*helmRelease
+	_ = json.Unmarshal([]byte(rt.Annotations[annotationHelmReleases]), &out)
+	return out
+}
+
+// releasesDeployed marks the current version's release revisions
+// deployed once the version is applied in full.
+func (r *ApplicationReconciler) releasesDeployed(ctx context.Context, s *scope) {
+	for _, rel := range releasesOf(s.current) {
+		if rel.Revision == 0 {
+			continue
+		}
+		c, err := s.clients.GetClient(ctx, rel.Cluster)
+		if err == nil {
+			err = helmchart.Deployed(ctx, c, rel.Name, rel.Namespace, rel.Revision)
+		}
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Marking the Helm release deployed failed", "release", rel.Name, "namespace", rel.Namespace)
+			s.setRetry(err)
+		}
+	}
+}
+
+// uninstallReleases deletes the release records of every release the
+// trackers note, once the Application's objects are deleted.
+func (r *ApplicationReconciler) uninstallReleases(ctx context.Context, s *scope, trackers []v1beta1.ResourceTracker) error {
+	seen := map[tracker.Key]bool{}
+	for i := range trackers {
+		for _, rel := range releasesOf(&trackers[i]) {
+			k := tracker.Key{Cluster: rel.Cluster, Namespace: rel.Namespace, Name: rel.Name}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			c, err := s.clients.GetClient(ctx, rel.Cluster)
+			if err == nil {
+				err = helmchart.Uninstall(ctx, c, rel.Name, rel.Namespace)
+			}
+			if err != nil {
+				return fmt.Errorf("deleting the records of Helm release %s/%s: %w", rel.Namespace, rel.Name, err)
+			}
+			ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Deleted the Helm release's records", "release", rel.Name, "namespace", rel.Namespace, "cluster", rel.Cluster)
+		}
+	}
+	return nil
+}
+
+// chartInputsMoved reports whether a chart the current version delivers,
+// or its values, changed since it was rendered: a mutable version (a
+// range, latest) now resolves to another chart, or a valuesFrom source
+// was edited. The version is then rendered again (a Helm upgrade). A
+// publishVersion pins the version, and nothing is looked at.
+func (r *ApplicationReconciler) chartInputsMoved(ctx context.Context, s *scope) bool {
+	rels := releasesOf(s.current)
+	if len(rels) == 0 || r.Charts == nil || s.clients == nil {
+		return false
+	}
+	hub, err := s.clients.GetClient(ctx, "")
+	if err != nil {
+		return false
+	}
+	for _, rel := range rels {
+		p, err := r.Charts.Peek(ctx, hub, rel.AppNamespace, rel.Params, r.ClusterVersion.GitVersion)
+		if err != nil {
+			// Kept as delivered; a render, when the spec changes, reports
+			// it. A chart being fetched is looked at on the next pass.
+			ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Kept the Helm release as delivered: its inputs cannot be read now", "release", rel.Name, "error", err.Error())
+			continue
+		}
+		if p.Fingerprint != rel.Fingerprint {
+			ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Rendering the version again: the chart or its values changed", "release", rel.Name, "component", rel.Component)
+			return true
+		}
+	}
+	return false
+}
