@@ -21,7 +21,9 @@ func helmTemplate(t *testing.T, path string) string {
 		t.Skipf("%s is absent (the compatibility corpus, ../shared/compat, for KubeVela's): %v", path, err)
 	}
 	var def struct {
-		Spec struct{ Schematic struct{ Cue struct{ Template string } } }
+		Spec struct {
+			Schematic struct{ Cue struct{ Template string } }
+		}
 	}
 	if err := yaml.Unmarshal(b, &def); err != nil {
 		t.Fatal(err)
@@ -51,8 +53,8 @@ func TestHelmRender_AsksForTheChartThenRendersIt(t *testing.T) {
 			}
 			a := res.Render.Actions[0]
 			var p struct {
-				Chart struct{ Source, RepoURL, Version string }
-				Release struct{ Name, Namespace string }
+				Chart      struct{ Source, RepoURL, Version string }
+				Release    struct{ Name, Namespace string }
 				ValuesFrom []struct{ Kind, Name string }
 			}
 			if err := json.Unmarshal(a.Params, &p); err != nil {

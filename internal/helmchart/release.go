@@ -91,7 +91,7 @@ func Record(ctx context.Context, c client.Client, in ReleaseInput) (int, error) 
 	rel := &releasev1.Release{
 		Name: in.Name, Namespace: in.Namespace, Version: rev,
 		Chart: &chartv2.Chart{Metadata: in.Chart}, Config: in.Values, Manifest: in.Manifest,
-		Info: &releasev1.Info{FirstDeployed: now, LastDeployed: now, Status: status, Description: desc, Notes: in.Notes},
+		Info:        &releasev1.Info{FirstDeployed: now, LastDeployed: now, Status: status, Description: desc, Notes: in.Notes},
 		ApplyMethod: string(releasev1.ApplyMethodServerSideApply),
 	}
 	if len(history) > 0 {

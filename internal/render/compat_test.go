@@ -21,8 +21,7 @@ import (
 
 // unsupportedDefinitions are corpus definitions Steward does not render,
 // with the reason docs/compatibility.md gives.
-var unsupportedDefinitions = map[string]string{
-}
+var unsupportedDefinitions = map[string]string{}
 
 // compatDir finds the KubeVela compatibility corpus: $STEWARD_COMPAT_DIR,
 // else ../shared/compat from the repository root. A clone without the
