@@ -114,6 +114,10 @@ bench-quick: tools build bench-binaries ## The same benchmarks at small sizes (u
 bench-scale: tools build bench-binaries ## How far one controller goes: 10,000 apps of 8 objects, then a restarted full pass (issue 15; not part of make bench); keeps the other results
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile full --scenarios scale --merge $(BENCH_ARGS)
 
+.PHONY: bench-helm
+bench-helm: tools build bench-binaries ## 100 Applications of one Helm chart from a loopback repository: convergence against the QPS bound, downloads, cache hits, heap (issue 32; not part of make bench); keeps the other results
+	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile full --scenarios helm --merge $(BENCH_ARGS)
+
 .PHONY: bench-shards
 bench-shards: tools build bench-binaries ## One controller against three shards of it: 10,000 apps of 8 objects at QPS 400 / burst 600, heap per replica and time to Ready (issue 15; not part of make bench; ~20 min); keeps the other results
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile full --scenarios shards --merge --qps 400 --burst 600 --controller "steward-watch=bin/steward controller --metrics-addr={metrics-addr} --pprof-addr={pprof-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst} --drift-detection=watch" $(BENCH_ARGS)

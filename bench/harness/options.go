@@ -25,8 +25,9 @@ var AllScenarios = []string{ScenarioMemory, ScenarioSteady, ScenarioDrift, Scena
 
 // OptInScenarios run only when named (--scenarios): scale takes as long as
 // the rest together (make bench-scale); shards compares one controller
-// with several shards of it (make bench-shards).
-var OptInScenarios = []string{ScenarioScale, ScenarioShards}
+// with several shards of it (make bench-shards); helm converges
+// Applications of one Helm chart (make bench-helm).
+var OptInScenarios = []string{ScenarioScale, ScenarioShards, ScenarioHelm}
 
 // Options configure a benchmark run.
 type Options struct {
@@ -66,6 +67,7 @@ type Profile struct {
 	Soak    SoakConfig    `json:"soak"`
 	Scale   ScaleConfig   `json:"scale"`
 	Shards  ShardsConfig  `json:"shards"`
+	Helm    HelmConfig    `json:"helm"`
 }
 
 // ShardsConfig sizes the shards scenario: Apps of ResourcesPer objects,
@@ -214,6 +216,7 @@ func FullProfile() Profile {
 			Settle: Duration(30 * time.Second), Window: Duration(10 * time.Second), GCs: 3, SampleEvery: Duration(2 * time.Second)},
 		Shards: ShardsConfig{Apps: 10000, ResourcesPer: 8, Shards: 3, Timeout: Duration(40 * time.Minute),
 			Settle: Duration(10 * time.Second), Window: Duration(10 * time.Second), GCs: 3},
+		Helm: HelmConfig{Apps: 100, Timeout: Duration(10 * time.Minute)},
 	}
 }
 
@@ -236,6 +239,7 @@ func QuickProfile() Profile {
 			Settle: Duration(5 * time.Second), Window: Duration(4 * time.Second), GCs: 2, SampleEvery: Duration(time.Second)},
 		Shards: ShardsConfig{Apps: 150, ResourcesPer: 8, Shards: 3, Timeout: Duration(5 * time.Minute),
 			Settle: Duration(5 * time.Second), Window: Duration(4 * time.Second), GCs: 2},
+		Helm: HelmConfig{Apps: 100, Timeout: Duration(5 * time.Minute)},
 	}
 }
 

@@ -87,6 +87,7 @@ func renderReport(res *Results, imgDir, source string, charts []string) string {
 	w("%s", managedSection(res, imgDir, charts))
 	w("%s", scaleSection(res))
 	w("%s", shardsSection(res))
+	w("%s", helmSection(res))
 	w("%s", soakSection(res, imgDir, charts))
 	w("%s", cpuSection(res, imgDir, charts))
 	if len(res.Errors) > 0 {

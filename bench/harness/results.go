@@ -34,6 +34,7 @@ type Results struct {
 	Scale   []ScaleResult   `json:"scale,omitempty"`
 	Shards  []ShardsResult  `json:"shards,omitempty"`
 	Soak    []SoakResult    `json:"soak,omitempty"`
+	Helm    []HelmResult    `json:"helm,omitempty"`
 	// CPU is what each controller process spent in each scenario.
 	CPU []ScenarioCPU `json:"cpu,omitempty"`
 	// SoakBefore is an earlier soak the report compares with (stewardbench
@@ -118,6 +119,7 @@ func Merge(prev, cur *Results, ran []string) *Results {
 	keep(ScenarioManaged, len(prev.Managed) > 0, func() { out.Managed, out.Profile.Managed = prev.Managed, prev.Profile.Managed })
 	keep(ScenarioScale, len(prev.Scale) > 0, func() { out.Scale, out.Profile.Scale = prev.Scale, prev.Profile.Scale })
 	keep(ScenarioShards, len(prev.Shards) > 0, func() { out.Shards, out.Profile.Shards = prev.Shards, prev.Profile.Shards })
+	keep(ScenarioHelm, len(prev.Helm) > 0, func() { out.Helm, out.Profile.Helm = prev.Helm, prev.Profile.Helm })
 	keep(ScenarioSoak, len(prev.Soak) > 0, func() { out.Soak, out.Profile.Soak, out.SoakBefore = prev.Soak, prev.Profile.Soak, prev.SoakBefore })
 	if !keptAny {
 		return cur

@@ -41,6 +41,7 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 		ScenarioSoak:    r.soak,
 		ScenarioScale:   r.scale,
 		ScenarioShards:  r.shards,
+		ScenarioHelm:    r.helm,
 	}
 	for _, name := range append(slices.Clone(AllScenarios), OptInScenarios...) {
 		if !opts.runs(name) {

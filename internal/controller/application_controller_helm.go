@@ -153,45 +153,48 @@ func (r *ApplicationReconciler) ensureNamespace(ctx context.Context, s *scope, c
 }
 
 // recordReleases writes a Helm release record for each release the
-// version just recorded delivers (a new revision, pending, only when its
-// chart or values changed), and notes them on the tracker. A record that
-// cannot be written is retried; it never holds the delivery back.
-func (r *ApplicationReconciler) recordReleases(ctx context.Context, s *scope, rt *v1beta1.ResourceTracker) {
-	if len(s.releases) == 0 && rt.Annotations[annotationHelmReleases] == "" {
-		return
+// version about to be recorded delivers (a new revision, pending, only
+// when its chart or values changed) and returns what the version's
+// tracker notes of them (annotationHelmReleases). A record that cannot be
+// written (the ServiceAccount may not write Secrets there) is logged and
+// never holds the delivery back: the release is then delivered without
+// one.
+func (r *ApplicationReconciler) recordReleases(ctx context.Context, s *scope) string {
+	if len(s.releases) == 0 {
+		return ""
 	}
 	for _, rel := range s.releases {
-		c, err := s.clients.GetClient(ctx, rel.Cluster)
+		err := r.recordRelease(ctx, s, rel)
 		if err != nil {
-			s.setRetry(err)
-			continue
-		}
-		md, err := chart.Metadata(rel.prepared.Action.Archive)
-		if err != nil {
-			s.setRetry(err)
-			continue
-		}
-		var values map[string]any
-		_ = json.Unmarshal(rel.prepared.Action.Values, &values)
-		rel.Revision, err = helmchart.Record(ctx, c, helmchart.ReleaseInput{
-			Name: rel.Name, Namespace: rel.Namespace, Chart: md, Values: values, Manifest: rel.manifest,
-			Fingerprint: rel.Fingerprint, MaxHistory: rel.prepared.MaxHistory,
-			Labels: map[string]string{v1beta1.LabelAppName: s.app.Name, v1beta1.LabelAppNamespace: s.app.Namespace, v1beta1.LabelAppComponent: rel.Component},
-		})
-		if err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "Writing the Helm release record failed", "release", rel.Name, "namespace", rel.Namespace)
-			s.setRetry(err)
+			ctrl.LoggerFrom(ctx).Error(err, "Writing the Helm release record failed; the release is delivered without it", "release", rel.Name, "namespace", rel.Namespace)
 			continue
 		}
 		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Recorded a Helm release revision", "release", rel.Name, "namespace", rel.Namespace, "revision", rel.Revision, "chart", rel.prepared.Source)
 	}
 	b, err := json.Marshal(s.releases)
-	if err != nil || len(s.releases) == 0 {
-		b = nil
+	if err != nil {
+		return ""
 	}
-	if err := r.Trackers.Annotate(ctx, rt, annotationHelmReleases, string(b)); err != nil {
-		s.setRetry(err)
+	return string(b)
+}
+
+func (r *ApplicationReconciler) recordRelease(ctx context.Context, s *scope, rel *helmRelease) error {
+	c, err := s.clients.GetClient(ctx, rel.Cluster)
+	if err != nil {
+		return err
 	}
+	md, err := chart.Metadata(rel.prepared.Action.Archive)
+	if err != nil {
+		return err
+	}
+	var values map[string]any
+	_ = json.Unmarshal(rel.prepared.Action.Values, &values)
+	rel.Revision, err = helmchart.Record(ctx, c, helmchart.ReleaseInput{
+		Name: rel.Name, Namespace: rel.Namespace, Chart: md, Values: values, Manifest: rel.manifest,
+		Fingerprint: rel.Fingerprint, MaxHistory: rel.prepared.MaxHistory,
+		Labels: map[string]string{v1beta1.LabelAppName: s.app.Name, v1beta1.LabelAppNamespace: s.app.Namespace, v1beta1.LabelAppComponent: rel.Component},
+	})
+	return err
 }
 
 // releasesOf reads the releases a tracker notes.

@@ -105,7 +105,8 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 			return nil
 		}
 	}
-	marks := map[string]string{annotationDispatchPending: pendingNew, annotationWorkflowSteps: "", annotationWorkflowInputs: renderedMark(s), annotationParallelism: ""}
+	marks := map[string]string{annotationDispatchPending: pendingNew, annotationWorkflowSteps: "", annotationWorkflowInputs: renderedMark(s), annotationParallelism: "",
+		annotationHelmReleases: r.recordReleases(ctx, s)}
 	if s.parallelism > 0 {
 		marks[annotationParallelism] = strconv.Itoa(s.parallelism)
 	}
@@ -166,7 +167,6 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		s.setRetry(err)
 		return nil
 	}
-	r.recordReleases(ctx, s, rt)
 	if s.current != nil && s.current.Name != rt.Name {
 		s.older = append(s.older, *s.current)
 	}

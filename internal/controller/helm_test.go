@@ -112,80 +112,151 @@ func waitConfigMapGone(t *testing.T, ns, name string) {
 	})
 }
 
-func TestHelm_RepositoryChartDeliveredRepairedUpgradedPrunedAndDeleted(t *testing.T) {
-	repo := charttest.NewRepo()
-	defer repo.Close()
-	repo.Add(charttest.ConfigMapChart("demo", "1.0.0"))
-	ns := newNamespace(t)
-	installHelmchart(t, ns)
-	startManager(t, testCfg, testOptions())
-	createApp(t, ns, helmApp(fmt.Sprintf("{source: demo, repoURL: %q, version: 1.0.0}", repo.URL()), "{greeting: bonjour}"))
-	waitReady(t, ns, "web")
-	waitConfigMap(t, ns, "web-config", "greeting", "bonjour")
-	waitConfigMap(t, ns, "web-extra", "revision", "1")
-	cm, _ := getConfigMap(t, ns, "web-config")
-	if cm.Labels[v1beta1.LabelAppName] != "web" || cm.Labels[v1beta1.LabelAppComponent] != "web" {
-		t.Errorf("the chart's object lacks Steward's ownership labels: %v", cm.Labels)
+// helmSource is where a story's chart comes from: the chart property at
+// a version, and how many times the chart was downloaded.
+type helmSource struct {
+	chart     func(version string) string
+	downloads func() int64
+}
+
+// The same story from a Helm repository, an OCI registry and a URL: the
+// chart with values is delivered and recorded like any component's
+// objects, repaired after a hand delete, upgraded on new values, pruned
+// when a new version of the chart drops a template, deleted with the
+// Application; `helm list` shows each revision, and the chart is
+// downloaded once per version.
+func TestHelm_ChartDeliveredRepairedUpgradedPrunedAndDeleted(t *testing.T) {
+	sources := map[string]func(t *testing.T, ns string) helmSource{
+		"repository": func(t *testing.T, ns string) helmSource {
+			repo := charttest.NewRepo()
+			t.Cleanup(repo.Close)
+			repo.Add(charttest.ConfigMapChart("demo", "1.0.0"))
+			repo.Add(charttest.ConfigMapChartWithoutExtra("demo", "1.1.0"))
+			return helmSource{
+				chart:     func(v string) string { return fmt.Sprintf(`{"source":"demo","repoURL":%q,"version":%q}`, repo.URL(), v) },
+				downloads: repo.Downloads.Load,
+			}
+		},
+		"oci": func(t *testing.T, ns string) helmSource {
+			reg := charttest.NewRegistry()
+			t.Cleanup(reg.Close)
+			ref := reg.Push("charts", charttest.ConfigMapChart("demo", "1.0.0"))
+			reg.Push("charts", charttest.ConfigMapChartWithoutExtra("demo", "1.1.0"))
+			// The registry is plain HTTP, which a Secret must allow.
+			createFromYAML(t, ns, "metadata: {name: plain-http}\ntype: Opaque\nstringData: {insecurePlainHTTP: \"true\"}\n", &corev1.Secret{})
+			return helmSource{
+				chart: func(v string) string {
+					return fmt.Sprintf(`{"source":%q,"version":%q,"auth":{"secretRef":{"name":"plain-http"}}}`, ref, v)
+				},
+				downloads: reg.Blobs.Load,
+			}
+		},
+		"url": func(t *testing.T, ns string) helmSource {
+			repo := charttest.NewRepo()
+			t.Cleanup(repo.Close)
+			urls := map[string]string{
+				"1.0.0": repo.Add(charttest.ConfigMapChart("demo", "1.0.0")),
+				"1.1.0": repo.Add(charttest.ConfigMapChartWithoutExtra("demo", "1.1.0")),
+			}
+			return helmSource{
+				chart:     func(v string) string { return fmt.Sprintf(`{"source":%q}`, urls[v]) },
+				downloads: repo.Downloads.Load,
+			}
+		},
 	}
-	// Recorded in the version's tracker like any component's objects.
-	app := getApp(t, ns, "web")
-	rt := &v1beta1.ResourceTracker{}
-	if err := testClient.Get(context.Background(), client.ObjectKey{Name: tracker.Name("web", ns, tracker.Versioned(app.Generation))}, rt); err != nil {
-		t.Fatalf("tracker: %v", err)
+	ctx := context.Background()
+	for name, newSource := range sources {
+		t.Run(name, func(t *testing.T) {
+			ns := newNamespace(t)
+			installHelmchart(t, ns)
+			src := newSource(t, ns)
+			startManager(t, testCfg, testOptions())
+			createApp(t, ns, helmApp(src.chart("1.0.0"), `{"greeting":"bonjour"}`))
+			waitReady(t, ns, "web")
+			waitConfigMap(t, ns, "web-config", "greeting", "bonjour")
+			waitConfigMap(t, ns, "web-extra", "revision", "1")
+			cm, _ := getConfigMap(t, ns, "web-config")
+			if cm.Labels[v1beta1.LabelAppName] != "web" || cm.Labels[v1beta1.LabelAppComponent] != "web" {
+				t.Errorf("the chart's object lacks Steward's ownership labels: %v", cm.Labels)
+			}
+			// Recorded in the version's tracker like any component's objects.
+			app := getApp(t, ns, "web")
+			rt := &v1beta1.ResourceTracker{}
+			if err := testClient.Get(ctx, client.ObjectKey{Name: tracker.Name("web", ns, tracker.Versioned(app.Generation))}, rt); err != nil {
+				t.Fatalf("tracker: %v", err)
+			}
+			entries, _ := tracker.Entries(rt)
+			recorded := map[string]bool{}
+			for _, e := range entries {
+				recorded[e.Kind+"/"+e.Name] = true
+			}
+			if !recorded["ConfigMap/web-config"] || !recorded["ConfigMap/web-extra"] || !recorded["ConfigMap/web-helm-release"] {
+				t.Fatalf("the version's tracker records %v", recorded)
+			}
+			waitHelmList(t, ns, "web@demo-1.0.0", 1)
+
+			// Repaired after a hand delete.
+			if err := testClient.Delete(ctx, cm); err != nil {
+				t.Fatal(err)
+			}
+			waitConfigMap(t, ns, "web-config", "greeting", "bonjour")
+
+			// Upgraded on new values.
+			setHelmProperties(t, ns, src.chart("1.0.0"), `{"greeting":"hola"}`)
+			waitConfigMap(t, ns, "web-config", "greeting", "hola")
+			waitHelmList(t, ns, "web@demo-1.0.0", 2)
+			// Pruned when a new version of the chart drops a template.
+			setHelmProperties(t, ns, src.chart("1.1.0"), `{"greeting":"hola"}`)
+			waitConfigMapGone(t, ns, "web-extra")
+			waitConfigMap(t, ns, "web-config", "chart", "demo-1.1.0")
+			waitHelmList(t, ns, "web@demo-1.1.0", 3)
+			if d := src.downloads(); d != 2 {
+				t.Errorf("%d chart downloads, want 2 (one per version: cached by digest)", d)
+			}
+
+			// Deleted with the Application, release records included.
+			deleteApp(t, ns, "web")
+			waitConfigMapGone(t, ns, "web-config")
+			eventually(t, 15*time.Second, "release records deleted", func() error {
+				var list corev1.SecretList
+				if err := testClient.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{"owner": "helm"}); err != nil {
+					return err
+				}
+				if len(list.Items) > 0 {
+					return fmt.Errorf("%d records left", len(list.Items))
+				}
+				return nil
+			})
+		})
 	}
-	entries, _ := tracker.Entries(rt)
-	recorded := map[string]bool{}
-	for _, e := range entries {
-		recorded[e.Kind+"/"+e.Name] = true
-	}
-	if !recorded["ConfigMap/web-config"] || !recorded["ConfigMap/web-extra"] || !recorded["ConfigMap/web-helm-release"] {
-		t.Fatalf("the version's tracker records %v", recorded)
-	}
-	eventually(t, 15*time.Second, "helm list shows web", func() error {
-		if got := helmList(t, ns); got["web@demo-1.0.0"] != 1 {
+}
+
+// waitHelmList waits until `helm list` shows release@chart at revision,
+// alone.
+func waitHelmList(t *testing.T, ns, release string, revision int) {
+	t.Helper()
+	eventually(t, 15*time.Second, fmt.Sprintf("helm list shows %s revision %d", release, revision), func() error {
+		if got := helmList(t, ns); got[release] != revision || len(got) != 1 {
 			return fmt.Errorf("helm list = %v", got)
-		}
-		return nil
-	})
-
-	// Repaired after a hand delete.
-	if err := testClient.Delete(context.Background(), cm); err != nil {
-		t.Fatal(err)
-	}
-	waitConfigMap(t, ns, "web-config", "greeting", "bonjour")
-
-	// Upgraded on new values; the template the values turn off is pruned.
-	setHelmValues(t, ns, `{"greeting":"hola","extra":false}`)
-	waitConfigMap(t, ns, "web-config", "greeting", "hola")
-	waitConfigMapGone(t, ns, "web-extra")
-	eventually(t, 15*time.Second, "helm list shows revision 2", func() error {
-		if got := helmList(t, ns); got["web@demo-1.0.0"] != 2 || len(got) != 1 {
-			return fmt.Errorf("helm list = %v", got)
-		}
-		return nil
-	})
-	if downloads := repo.Downloads.Load(); downloads != 1 {
-		t.Errorf("the chart was downloaded %d times, want once (cached by digest)", downloads)
-	}
-
-	// Deleted with the Application, release records included.
-	deleteApp(t, ns, "web")
-	waitConfigMapGone(t, ns, "web-config")
-	eventually(t, 15*time.Second, "release records deleted", func() error {
-		var list corev1.SecretList
-		if err := testClient.List(context.Background(), &list, client.InNamespace(ns), client.MatchingLabels{"owner": "helm"}); err != nil {
-			return err
-		}
-		if len(list.Items) > 0 {
-			return fmt.Errorf("%d records left", len(list.Items))
 		}
 		return nil
 	})
 }
 
+// setHelmProperties sets the helmchart component's chart and values.
+func setHelmProperties(t *testing.T, ns, chartJSON, values string) {
+	t.Helper()
+	eventually(t, 10*time.Second, "properties updated", func() error {
+		app := getApp(t, ns, "web")
+		app.Spec.Components[0].Properties = &runtime.RawExtension{Raw: []byte(`{"chart":` + chartJSON + `,"values":` + values + `}`)}
+		return testClient.Update(context.Background(), app)
+	})
+}
+
 // A chart given by URL, and charts from private repositories with basic
-// auth and with a bearer token, read from Secrets of the shapes KubeVela
-// documents; wrong credentials are reported naming the source.
+// auth and with a bearer token (over HTTPS, its CA in the Secret), read
+// from Secrets of the shapes KubeVela documents; wrong credentials are
+// reported naming the source.
 func TestHelm_URLAndPrivateRepositories(t *testing.T) {
 	ns := newNamespace(t)
 	installHelmchart(t, ns)
@@ -203,11 +274,15 @@ func TestHelm_URLAndPrivateRepositories(t *testing.T) {
 	basic.Username, basic.Password = "alice", "s3cret"
 	basic.Add(charttest.ConfigMapChart("private", "1.0.0"))
 	createFromYAML(t, ns, "metadata: {name: basic-creds}\ntype: kubernetes.io/basic-auth\nstringData: {username: alice, password: s3cret}\n", &corev1.Secret{})
-	token := charttest.NewRepo()
+	token := charttest.NewTLSRepo()
 	defer token.Close()
 	token.Token = "t0ken"
 	token.Add(charttest.ConfigMapChart("tokened", "2.0.0"))
-	createFromYAML(t, ns, "metadata: {name: token-creds}\ntype: Opaque\nstringData: {token: t0ken}\n", &corev1.Secret{})
+	tokenSecret := &corev1.Secret{Type: corev1.SecretTypeOpaque, StringData: map[string]string{"token": "t0ken", "caFile": string(token.CAPEM())}}
+	tokenSecret.Name, tokenSecret.Namespace = "token-creds", ns
+	if err := testClient.Create(context.Background(), tokenSecret); err != nil {
+		t.Fatal(err)
+	}
 	createFromYAML(t, ns, "metadata: {name: wrong-creds}\ntype: kubernetes.io/basic-auth\nstringData: {username: alice, password: nope}\n", &corev1.Secret{})
 
 	app := func(name, release, chartName, repoURL, secret string) string {

@@ -125,9 +125,19 @@ func Record(ctx context.Context, c client.Client, in ReleaseInput) (int, error) 
 // Deployed marks revision rev of a release deployed and the revisions
 // before it superseded, once the version that delivers it is applied.
 func Deployed(ctx context.Context, c client.Client, name, namespace string, rev int) error {
-	history, err := History(ctx, c, name, namespace)
-	if err != nil {
-		return err
+	var history []corev1.Secret
+	if rev == 1 {
+		// A first install has no revision to supersede: one read.
+		var s corev1.Secret
+		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: secretName(name, rev)}, &s); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		history = []corev1.Secret{s}
+	} else {
+		var err error
+		if history, err = History(ctx, c, name, namespace); err != nil {
+			return err
+		}
 	}
 	for i := range history {
 		s := &history[i]

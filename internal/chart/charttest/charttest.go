@@ -51,7 +51,19 @@ func Archive(name, version string, files map[string]string) []byte {
 // data.greeting is .Values.greeting (default "hello"), and, when
 // .Values.extra is true, a second ConfigMap "<release>-extra".
 func ConfigMapChart(name, version string) []byte {
-	return Archive(name, version, map[string]string{
+	return Archive(name, version, configMapFiles())
+}
+
+// ConfigMapChartWithoutExtra is ConfigMapChart without its second
+// template: a new version of the chart that dropped one.
+func ConfigMapChartWithoutExtra(name, version string) []byte {
+	files := configMapFiles()
+	delete(files, "templates/extra.yaml")
+	return Archive(name, version, files)
+}
+
+func configMapFiles() map[string]string {
+	return map[string]string{
 		"values.yaml": "greeting: hello\nextra: true\n",
 		"templates/cm.yaml": `apiVersion: v1
 kind: ConfigMap
@@ -71,5 +83,5 @@ data:
 {{- end }}
 `,
 		"templates/NOTES.txt": "Thank you for installing {{ .Chart.Name }}.\n",
-	})
+	}
 }

@@ -2,6 +2,7 @@ package charttest
 
 import (
 	"crypto/sha256"
+	"encoding/pem"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -30,8 +31,14 @@ type Repo struct {
 	Requests, Downloads atomic.Int64
 }
 
-// NewRepo starts an empty repository; it stops with Close.
-func NewRepo() *Repo {
+// NewRepo starts an empty repository over HTTP; it stops with Close.
+func NewRepo() *Repo { return newRepo(false) }
+
+// NewTLSRepo starts an empty repository over HTTPS; CAPEM is the
+// certificate to trust.
+func NewTLSRepo() *Repo { return newRepo(true) }
+
+func newRepo(tls bool) *Repo {
 	r := &Repo{archives: map[string][]byte{}, index: repo.NewIndexFile()}
 	r.Server = httptest.NewUnstartedServer(http.HandlerFunc(r.serve))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -39,8 +46,17 @@ func NewRepo() *Repo {
 		panic(err)
 	}
 	r.Server.Listener = l
-	r.Server.Start()
+	if tls {
+		r.Server.StartTLS()
+	} else {
+		r.Server.Start()
+	}
 	return r
+}
+
+// CAPEM is the PEM of the certificate an HTTPS repository serves.
+func (r *Repo) CAPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: r.Server.Certificate().Raw})
 }
 
 // URL is the repository's URL.

@@ -1,0 +1,203 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/chart/charttest"
+)
+
+// ScenarioHelm converges Applications of one Helm chart (helmchart
+// components) served by a loopback Helm repository.
+const ScenarioHelm = "helm"
+
+// HelmConfig sizes the helm scenario: Apps Applications, each one
+// helmchart component of the same chart and version with its own values,
+// created before the controller starts.
+type HelmConfig struct {
+	Apps    int      `json:"apps"`
+	Timeout Duration `json:"timeout"`
+}
+
+// HelmResult is one controller's convergence of the helm scenario.
+type HelmResult struct {
+	Controller  string         `json:"controller"`
+	Apps        int            `json:"apps"`
+	Resources   int            `json:"resources"`
+	QPS         float64        `json:"qps"`
+	Burst       int            `json:"burst"`
+	Converged   Duration       `json:"converged"`
+	Requests    []RequestCount `json:"requests"`
+	Work        float64        `json:"workRequests"`
+	Bound       Duration       `json:"bound"`
+	BusiestKind string         `json:"busiestKind"`
+	// Downloads are the chart archives the repository served, and
+	// IndexReads its index.yaml.
+	Downloads  int64 `json:"downloads"`
+	IndexReads int64 `json:"indexReads"`
+	// Cache is steward_helm_chart_cache_total by result.
+	Cache map[string]float64 `json:"cache"`
+	// Heap is read after a forced collection once every app is Ready.
+	Heap HeapStats `json:"heap"`
+	CPUCost
+}
+
+// Ratio is convergence time over the bound.
+func (h HelmResult) Ratio() float64 { return boundRatio(h.Converged, h.Bound) }
+
+// helmObjectsPerApp is what benchChart renders, plus the release summary.
+const helmObjectsPerApp = 5
+
+// benchChart is a chart of a Deployment, a Service, a ServiceAccount and
+// a ConfigMap, named after the release.
+func benchChart() []byte {
+	return charttest.Archive("bench-app", "1.0.0", map[string]string{
+		"values.yaml": "image: nginx:1.27\nreplicas: 1\nport: 80\n",
+		"templates/all.yaml": `apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: {{ .Release.Name }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-config
+data:
+  release: {{ .Release.Name | quote }}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  selector: {app: {{ .Release.Name }}}
+  ports: [{port: {{ .Values.port }}}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  replicas: {{ .Values.replicas }}
+  selector: {matchLabels: {app: {{ .Release.Name }}}}
+  template:
+    metadata: {labels: {app: {{ .Release.Name }}}}
+    spec:
+      serviceAccountName: {{ .Release.Name }}
+      containers: [{name: app, image: {{ .Values.image | quote }}}]
+`,
+	})
+}
+
+// helm runs the helm scenario for Steward's controllers (the others do
+// not render helmchart components).
+func (r *runner) helm(ctx context.Context, s *session) error {
+	if !strings.HasPrefix(s.controller.Name, "steward") {
+		s.progress("skipped: %s does not deliver helmchart components", s.controller.Name)
+		return nil
+	}
+	cfg := r.opts.Profile.Helm
+	repo := charttest.NewRepo()
+	defer repo.Close()
+	repo.Add(benchChart())
+	if err := EnsureNamespace(ctx, s.cp.Client, benchNamespace); err != nil {
+		return err
+	}
+	start := time.Now()
+	err := parallel(ctx, cfg.Apps, 16, func(i int) error {
+		name := AppName(i)
+		props := fmt.Sprintf(`{"chart":{"source":"bench-app","repoURL":%q,"version":"1.0.0"},"values":{"replicas":%d}}`, repo.URL(), 1+i%3)
+		app := &v1beta1.Application{}
+		app.Name, app.Namespace = name, benchNamespace
+		app.Spec.Components = []v1beta1.ApplicationComponent{{Name: name, Type: "helmchart", Properties: &runtime.RawExtension{Raw: []byte(props)}}}
+		return s.cp.Client.Create(ctx, app)
+	})
+	if err != nil {
+		return err
+	}
+	s.progress("created %d helmchart applications in %s", cfg.Apps, time.Since(start).Round(time.Millisecond))
+	base, err := s.cp.Requests(ctx)
+	if err != nil {
+		return err
+	}
+	ownBase := s.cp.Own.Snapshot()
+	start = time.Now()
+	if err := s.startWith(ctx, r.opts.QPS, r.opts.Burst); err != nil {
+		return err
+	}
+	done, err := WaitReady(ctx, s.cp.Client, benchNamespace, cfg.Apps, cfg.Timeout.D())
+	if err != nil {
+		return err
+	}
+	used, err := s.proc.usage(ctx)
+	if err != nil {
+		return err
+	}
+	all, err := s.work(ctx, base, ownBase)
+	if err != nil {
+		return err
+	}
+	work := all.Filter(isWork)
+	samples, err := s.proc.Metrics(ctx)
+	if err != nil {
+		return err
+	}
+	heap, err := s.proc.HeapAfterGC(ctx)
+	if err != nil {
+		return err
+	}
+	kind, bound := busiestKind(work, r.opts.QPS, r.opts.Burst)
+	res := HelmResult{
+		Controller: s.controller.Name, Apps: cfg.Apps, Resources: cfg.Apps * helmObjectsPerApp, QPS: r.opts.QPS, Burst: r.opts.Burst,
+		Converged: Duration(done.Sub(start)), Requests: work.List(), Work: work.Total(), Bound: Duration(bound), BusiestKind: kind,
+		Downloads: repo.Downloads.Load(), IndexReads: repo.Requests.Load() - repo.Downloads.Load(),
+		Cache: map[string]float64{}, Heap: heap, CPUCost: used.costSince(usage{}),
+	}
+	for _, result := range []string{"hit", "miss", "fetch", "error"} {
+		res.Cache[result] = samples.Sum("steward_helm_chart_cache_total", map[string]string{"result": result})
+	}
+	for _, stage := range []string{"render", "apply", "statekeep", "health", "gc", "status"} {
+		n := samples.Sum("steward_reconcile_stage_duration_seconds_count", map[string]string{"stage": stage})
+		sum := samples.Sum("steward_reconcile_stage_duration_seconds_sum", map[string]string{"stage": stage})
+		if n > 0 {
+			s.progress("stage %s: %.0f passes, mean %.1f ms", stage, n, sum/n*1000)
+		}
+	}
+	r.res.Helm = append(r.res.Helm, res)
+	s.progress("%d helmchart apps ready after %s; %.0f requests, bound %s by %s (%.2f×); chart downloaded %d× (index %d×), cache %v; heap after GC %s",
+		cfg.Apps, res.Converged.D().Round(time.Millisecond), res.Work, res.Bound.D().Round(time.Millisecond), kind, res.Ratio(),
+		res.Downloads, res.IndexReads, res.Cache, mibText(heap.HeapInuse))
+	return nil
+}
+
+// helmSection reports the helm scenario.
+func helmSection(res *Results) string {
+	if len(res.Helm) == 0 {
+		return ""
+	}
+	h0 := res.Helm[0]
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Helm charts\n\n")
+	fmt.Fprintf(&b, "%s Applications, each one `helmchart` component of the same chart (a Deployment, a Service, a\n", thousands(h0.Apps))
+	fmt.Fprintf(&b, "ServiceAccount and a ConfigMap, with its own values) from a Helm repository on loopback, plus the\n")
+	fmt.Fprintf(&b, "release summary ConfigMap: %d objects each. They exist before the controller starts; the time runs\n", helmObjectsPerApp)
+	fmt.Fprintf(&b, "until the last is Ready, and the bound is the fleet's (its busiest kind's requests − burst) ÷ QPS at\n")
+	fmt.Fprintf(&b, "QPS %g, burst %d. Downloads are the archives the repository served; the cache column is\n", h0.QPS, h0.Burst)
+	fmt.Fprintf(&b, "`steward_helm_chart_cache_total`. Heap is in use after a forced collection once every app is Ready.\n\n")
+	headers := []string{"controller", "ready after", "requests", "bound (busiest kind)", "ratio", "downloads", "index reads", "cache hit / miss / fetch", "heap after GC"}
+	var rows [][]string
+	for _, h := range res.Helm {
+		rows = append(rows, []string{h.Controller, secs(h.Converged), fmt.Sprintf("%.0f", h.Work),
+			fmt.Sprintf("%s (%s)", secs(h.Bound), h.BusiestKind), fmt.Sprintf("%.2f×", h.Ratio()),
+			fmt.Sprint(h.Downloads), fmt.Sprint(h.IndexReads),
+			fmt.Sprintf("%.0f / %.0f / %.0f", h.Cache["hit"], h.Cache["miss"], h.Cache["fetch"]), mibText(h.Heap.HeapInuse)})
+	}
+	b.WriteString(table(headers, rows))
+	b.WriteString("\n")
+	return b.String()
+}
