@@ -59,7 +59,7 @@ type Fetcher struct {
 	mu       sync.Mutex
 	resolved map[string]resolution
 	archives map[string]*list.Element // digest → element of lru
-	lru      *list.List                // of *archive, most recent first
+	lru      *list.List               // of *archive, most recent first
 	bytes    int64
 }
 

@@ -133,7 +133,9 @@ func TestHelm_ChartDeliveredRepairedUpgradedPrunedAndDeleted(t *testing.T) {
 			repo.Add(charttest.ConfigMapChart("demo", "1.0.0"))
 			repo.Add(charttest.ConfigMapChartWithoutExtra("demo", "1.1.0"))
 			return helmSource{
-				chart:     func(v string) string { return fmt.Sprintf(`{"source":"demo","repoURL":%q,"version":%q}`, repo.URL(), v) },
+				chart: func(v string) string {
+					return fmt.Sprintf(`{"source":"demo","repoURL":%q,"version":%q}`, repo.URL(), v)
+				},
 				downloads: repo.Downloads.Load,
 			}
 		},

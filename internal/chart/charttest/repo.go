@@ -2,8 +2,8 @@ package charttest
 
 import (
 	"crypto/sha256"
-	"encoding/pem"
 	"encoding/hex"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"net/http"
