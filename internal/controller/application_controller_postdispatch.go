@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -171,7 +173,7 @@ func (r *ApplicationReconciler) dispatchPostTraits(ctx context.Context, s *scope
 		if live == nil {
 			continue
 		}
-		auxes, err := r.Renderer.RenderPostDispatch(s.app, comp.Name, live.GetNamespace(), defs, r.healthContext(s), live)
+		auxes, err := r.renderPostDispatch(ctx, s, w.cluster, comp.Name, live, defs)
 		if errors.Is(err, cueeval.ErrUnavailable) {
 			return err
 		}
@@ -337,4 +339,28 @@ func carryPostTraits(s *scope, defs render.Definitions, versioned, root []v1beta
 		return into
 	}
 	return carry(s.current, versioned), carry(s.root, root)
+}
+
+// renderPostDispatch renders a component's PostDispatch traits over its
+// live workload, carrying out the provider actions (a helmchart's chart)
+// the component's template asks for first.
+func (r *ApplicationReconciler) renderPostDispatch(ctx context.Context, s *scope, clusterName, component string,
+	live *unstructured.Unstructured, defs render.Definitions) ([]render.Auxiliary, error) {
+	actx := r.healthContext(s)
+	prepare := r.chartActions(ctx, s)
+	kept := len(s.releases)
+	defer func() { s.releases = s.releases[:kept] }() // noted for a version's record only
+	for range 4 {
+		auxes, err := r.Renderer.RenderPostDispatch(s.app, component, live.GetNamespace(), defs, actx, live)
+		var need *render.ActionsError
+		if !errors.As(err, &need) {
+			return auxes, err
+		}
+		results, err := prepare(clusterName, s.app, need)
+		if err != nil {
+			return nil, err
+		}
+		actx.Actions = map[string][]cueeval.ActionResult{need.Component: results}
+	}
+	return nil, fmt.Errorf("component %q: its provider actions did not settle", component)
 }
