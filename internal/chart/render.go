@@ -27,7 +27,9 @@ type Options struct {
 	// the chart leaves without a namespace goes to Namespace.
 	ReleaseName string `json:"releaseName"`
 	Namespace   string `json:"namespace"`
-	// IncludeCRDs delivers the chart's crds/ directory, first.
+	// IncludeCRDs returns the chart's crds/ directory in Rendered.CRDs,
+	// apart from its objects: as Helm does, they are created when missing,
+	// never upgraded nor deleted.
 	IncludeCRDs bool `json:"includeCRDs,omitempty"`
 	// KeepTests delivers the chart's test hooks (KubeVela's skipTests:
 	// false); other hooks are never delivered, they are listed in
@@ -46,9 +48,11 @@ type Rendered struct {
 	// Chart and Version name the chart.
 	Chart   string `json:"chart"`
 	Version string `json:"version"`
-	// Objects are the chart's objects in Helm's install order (CRDs
-	// first when included).
+	// Objects are the chart's objects in Helm's install order.
 	Objects []map[string]any `json:"objects"`
+	// CRDs are the CustomResourceDefinitions of the chart's crds/
+	// directories (its dependencies' included), when Options.IncludeCRDs.
+	CRDs []map[string]any `json:"crds,omitempty"`
 	// Notes are the chart's rendered NOTES.txt.
 	Notes string `json:"notes,omitempty"`
 	// Hooks are the hooks the chart declares that Steward does not run,
@@ -92,7 +96,6 @@ func RenderChart(c *chartv2.Chart, values map[string]any, o Options) (*Rendered,
 	install.Namespace = o.Namespace
 	install.DryRunStrategy = action.DryRunClient
 	install.Replace = true
-	install.IncludeCRDs = o.IncludeCRDs
 	install.IsUpgrade = o.Upgrade
 	if o.KubeVersion != "" {
 		kv, err := common.ParseKubeVersion(o.KubeVersion)
@@ -139,6 +142,20 @@ func RenderChart(c *chartv2.Chart, values map[string]any, o Options) (*Rendered,
 		}
 	}
 	out.Objects = ordered(objs)
+	if o.IncludeCRDs {
+		for _, crd := range c.CRDObjects() {
+			docs, err := decode(string(crd.File.Data))
+			if err != nil {
+				return nil, &Error{fmt.Errorf("chart %s-%s: %s does not parse: %w", c.Name(), c.Metadata.Version, crd.Name, err)}
+			}
+			for _, d := range docs {
+				if kindOf(d) != "CustomResourceDefinition" {
+					return nil, &Error{fmt.Errorf("chart %s-%s: %s holds a %s; crds/ may hold CustomResourceDefinitions only", c.Name(), c.Metadata.Version, crd.Name, kindOf(d))}
+				}
+				out.CRDs = append(out.CRDs, d)
+			}
+		}
+	}
 	return out, nil
 }
 

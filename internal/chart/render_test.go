@@ -58,6 +58,9 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(r.CRDs) != 1 || r.CRDs[0]["kind"] != "CustomResourceDefinition" {
+		t.Fatalf("crds = %v, want the chart's crds/ apart from its objects", r.CRDs)
+	}
 	var got []string
 	for _, o := range r.Objects {
 		md := o["metadata"].(map[string]any)
@@ -65,11 +68,11 @@ spec:
 		got = append(got, o["kind"].(string)+"/"+ns+"/"+md["name"].(string))
 	}
 	// Helm's install order: ConfigMap before ClusterRole.
-	want := []string{"CustomResourceDefinition//widgets.example.com", "ConfigMap/team/web-cm", "ClusterRole//web-role"}
+	want := []string{"ConfigMap/team/web-cm", "ClusterRole//web-role"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("objects = %v, want %v", got, want)
 	}
-	if cm := r.Objects[1]; cm["data"].(map[string]any)["greeting"] != "bonjour" {
+	if cm := r.Objects[0]; cm["data"].(map[string]any)["greeting"] != "bonjour" {
 		t.Errorf("values not applied: %v", cm["data"])
 	}
 	if r.Notes != "installed web" || r.Chart != "demo" || r.Version != "1.2.3" {
@@ -88,8 +91,8 @@ spec:
 	for _, o := range r.Objects {
 		kinds = append(kinds, o["kind"].(string))
 	}
-	if strings.Join(kinds, ",") != "ConfigMap,ClusterRole,Pod" {
-		t.Errorf("kinds = %v", kinds)
+	if strings.Join(kinds, ",") != "ConfigMap,ClusterRole,Pod" || len(r.CRDs) != 0 {
+		t.Errorf("kinds = %v, crds %d", kinds, len(r.CRDs))
 	}
 }
 

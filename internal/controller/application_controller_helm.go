@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -97,9 +98,14 @@ func (r *ApplicationReconciler) chartActions(ctx context.Context, s *scope) func
 
 // chartRendered notes what a component's chart rendered to: its objects
 // become the release record's manifest; hooks, which Steward does not
-// run, are reported once.
-func (r *ApplicationReconciler) chartRendered(ctx context.Context, s *scope) func(string, *render.Component) {
-	return func(clusterName string, c *render.Component) {
+// run, are reported once; the chart's CRDs are created when missing.
+func (r *ApplicationReconciler) chartRendered(ctx context.Context, s *scope) func(string, *render.Component) error {
+	return func(clusterName string, c *render.Component) error {
+		for _, ch := range c.Charts {
+			if err := r.ensureCRDs(ctx, s, clusterName, c.Name, ch); err != nil {
+				return err
+			}
+		}
 		var manifest strings.Builder
 		for _, a := range c.Auxiliaries {
 			if a.Trait != "" || !strings.HasPrefix(a.Name, "helm-resource-") {
@@ -121,7 +127,7 @@ func (r *ApplicationReconciler) chartRendered(ctx context.Context, s *scope) fun
 			hooks = append(hooks, ch.Hooks...)
 		}
 		if len(hooks) == 0 {
-			return
+			return nil
 		}
 		msg := fmt.Sprintf("component %q: chart hooks are not run by Steward: %s", c.Name, strings.Join(hooks, ", "))
 		key := s.app.Namespace + "/" + s.app.Name + "#hooks/" + c.Name
@@ -129,7 +135,51 @@ func (r *ApplicationReconciler) chartRendered(ctx context.Context, s *scope) fun
 			ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Skipped Helm hooks: Steward delivers a chart's objects, not its hooks", "component", c.Name, "hooks", hooks)
 			r.Recorder.Eventf(s.app, nil, corev1.EventTypeWarning, v1beta1.EventHelmHooksNotRun, "Render", "%s", msg)
 		}
+		return nil
 	}
+}
+
+// ensureCRDs creates the CustomResourceDefinitions of a chart's crds/
+// that the cluster does not have, as the Application's ServiceAccount,
+// before the chart's objects are placed (their kinds must be served).
+// As Helm does, they are never upgraded nor deleted: a CRD's deletion
+// deletes every object of its kind in the cluster, whoever made them.
+func (r *ApplicationReconciler) ensureCRDs(ctx context.Context, s *scope, clusterName, component string, ch cueeval.ChartInfo) error {
+	if len(ch.CRDs) == 0 {
+		return nil
+	}
+	fail := func(reason string, err error) error {
+		return &reasonError{reason: reason, err: fmt.Errorf("component %q: chart %s-%s: %w", component, ch.Chart, ch.Version, err)}
+	}
+	if r.Options.NoCrossNamespaceObjects && s.identity.IsZero() {
+		return fail(v1beta1.ReasonClusterScopedObject, errors.New("its crds/ are cluster-scoped, which an Application acting as Steward itself may not create (--no-cross-namespace-objects); set options.includeCRDs: false, or give the Application a ServiceAccount"))
+	}
+	c, err := s.clients.GetClient(ctx, clusterName)
+	if err != nil {
+		return err
+	}
+	for _, raw := range ch.CRDs {
+		crd := &unstructured.Unstructured{}
+		if err := crd.UnmarshalJSON(raw); err != nil {
+			return fail(v1beta1.ReasonRenderFailed, err)
+		}
+		err := c.Get(ctx, client.ObjectKey{Name: crd.GetName()}, (&unstructured.Unstructured{Object: map[string]any{"apiVersion": crd.GetAPIVersion(), "kind": crd.GetKind()}}))
+		if err == nil {
+			continue
+		}
+		if !apierrors.IsNotFound(err) {
+			return fail(reasonOf(err, v1beta1.ReasonApplyFailed), err)
+		}
+		if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
+			reason := v1beta1.ReasonApplyFailed
+			if apierrors.IsForbidden(err) {
+				reason = v1beta1.ReasonForbidden
+			}
+			return fail(reason, fmt.Errorf("creating CustomResourceDefinition %s: %w", crd.GetName(), err))
+		}
+		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Created a chart's CustomResourceDefinition (crds/); it is never upgraded nor deleted", "crd", crd.GetName(), "cluster", clusterName, "component", component)
+	}
+	return nil
 }
 
 // ensureNamespace creates a release's namespace when it is missing, as

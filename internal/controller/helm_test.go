@@ -14,6 +14,7 @@ import (
 	"helm.sh/helm/v4/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -385,4 +386,79 @@ func TestHelm_UnreachableRepositoryKeepsWhatWasDelivered(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitConfigMap(t, ns, "web-config", "greeting", "one")
+}
+
+// A chart's crds/ are created before its objects, whose kinds they
+// serve, and, as Helm does, never deleted: the Application's objects
+// go with it, the CRD stays.
+func TestHelm_ChartCRDsCreatedAndNeverDeleted(t *testing.T) {
+	group := fmt.Sprintf("g%d.example.com", time.Now().UnixNano()%1000000)
+	crd := fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.%[1]s
+spec:
+  group: %[1]s
+  names: {kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`, group)
+	repo := charttest.NewRepo()
+	defer repo.Close()
+	repo.Add(charttest.Archive("gadgets", "1.0.0", map[string]string{
+		"crds/gadget.yaml": crd,
+		"templates/gadget.yaml": fmt.Sprintf(`apiVersion: %s/v1
+kind: Gadget
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  size: 3
+`, group),
+	}))
+	ns := newNamespace(t)
+	installHelmchart(t, ns)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, helmApp(fmt.Sprintf(`{"source":"gadgets","repoURL":%q,"version":"1.0.0"}`, repo.URL()), "{}"))
+	waitReady(t, ns, "web")
+	ctx := context.Background()
+	gadget := &unstructured.Unstructured{}
+	gadget.SetAPIVersion(group + "/v1")
+	gadget.SetKind("Gadget")
+	if err := testClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, gadget); err != nil {
+		t.Fatalf("the chart's Gadget: %v", err)
+	}
+	definition := &unstructured.Unstructured{}
+	definition.SetAPIVersion("apiextensions.k8s.io/v1")
+	definition.SetKind("CustomResourceDefinition")
+	if err := testClient.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, definition); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = testClient.Delete(context.Background(), definition) })
+	app := getApp(t, ns, "web")
+	rt := &v1beta1.ResourceTracker{}
+	if err := testClient.Get(ctx, client.ObjectKey{Name: tracker.Name("web", ns, tracker.Versioned(app.Generation))}, rt); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := tracker.Entries(rt)
+	for _, e := range entries {
+		if e.Kind == "CustomResourceDefinition" {
+			t.Fatalf("the chart's CRD is recorded as the Application's: %+v", e)
+		}
+	}
+
+	deleteApp(t, ns, "web")
+	eventually(t, 15*time.Second, "the Gadget deleted", func() error {
+		err := testClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, gadget.DeepCopy())
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
+	if err := testClient.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, definition.DeepCopy()); err != nil {
+		t.Fatalf("the chart's CRD was deleted with the Application: %v", err)
+	}
 }

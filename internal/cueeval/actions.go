@@ -31,6 +31,9 @@ type ChartInfo struct {
 	Objects int    `json:"objects"`
 	// Hooks are the chart's hooks, which are not delivered.
 	Hooks []string `json:"hooks,omitempty"`
+	// CRDs are the chart's crds/, apart from its objects: created when
+	// missing, never upgraded nor deleted, as Helm does.
+	CRDs []json.RawMessage `json:"crds,omitempty"`
 }
 
 // componentActions finds the provider actions of a definition template
@@ -76,7 +79,15 @@ func (c *compiled) componentActions(v cue.Value, done []ActionResult) (cue.Value
 				resources[i] = o
 			}
 			returns = map[string]any{"resources": resources, "notes": r.Notes}
-			charts = append(charts, ChartInfo{Path: t.path, Chart: r.Chart, Version: r.Version, Objects: len(r.Objects), Hooks: r.Hooks})
+			info := ChartInfo{Path: t.path, Chart: r.Chart, Version: r.Version, Objects: len(r.Objects), Hooks: r.Hooks}
+			for _, crd := range r.CRDs {
+				raw, err := json.Marshal(crd)
+				if err != nil {
+					return v, nil, nil, renderErr(t.path, err)
+				}
+				info.CRDs = append(info.CRDs, raw)
+			}
+			charts = append(charts, info)
 		case len(d.Returns) > 0:
 			if err := json.Unmarshal(d.Returns, &returns); err != nil {
 				return v, nil, nil, renderErr(t.path, fmt.Errorf("the results of the action at %s do not parse: %w", t.path, err))

@@ -77,8 +77,10 @@ type Input struct {
 	// placement shaped it. Nil refuses such components.
 	Actions func(cluster string, app *v1beta1.Application, need *render.ActionsError) ([]cueeval.ActionResult, error)
 	// Charts, when set, is told of every component that rendered a Helm
-	// chart, with the cluster it renders for.
-	Charts func(cluster string, c *render.Component)
+	// chart, with the cluster it renders for, before its objects are
+	// placed (a chart's CRDs are created then, so that its objects' kinds
+	// are served); an error fails the render.
+	Charts func(cluster string, c *render.Component) error
 }
 
 // maxActionRounds bounds how often one placement's render goes back for
@@ -159,8 +161,11 @@ func Objects(app *v1beta1.Application, steps []placement.Step, in Input) ([]Obje
 			}
 			if in.Charts != nil {
 				for i := range res.Components {
-					if len(res.Components[i].Charts) > 0 {
-						in.Charts(p.Cluster, &res.Components[i])
+					if len(res.Components[i].Charts) == 0 {
+						continue
+					}
+					if err := in.Charts(p.Cluster, &res.Components[i]); err != nil {
+						return nil, err
 					}
 				}
 			}
