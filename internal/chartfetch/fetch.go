@@ -23,7 +23,7 @@ import (
 type Options struct {
 	// MaxChartBytes is the largest archive fetched (default 10 MiB).
 	MaxChartBytes int64
-	// MaxCacheBytes bounds the archives kept (default 256 MiB).
+	// MaxCacheBytes bounds the archives kept (default 64 MiB).
 	MaxCacheBytes int64
 	// Timeout bounds one fetch (default 1m).
 	Timeout time.Duration
@@ -79,7 +79,7 @@ func New(o Options) *Fetcher {
 		o.MaxChartBytes = 10 << 20
 	}
 	if o.MaxCacheBytes <= 0 {
-		o.MaxCacheBytes = 256 << 20
+		o.MaxCacheBytes = 64 << 20
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = time.Minute
@@ -141,6 +141,28 @@ func (f *Fetcher) cached(key string) *Fetched {
 	return &Fetched{Archive: el.Value.(*archive).data, Digest: r.digest, Name: r.name, Version: r.version, Hit: true}
 }
 
+// maxResolutions bounds the resolutions kept: sources, versions and
+// credentials in use, a few hundred bytes each.
+const maxResolutions = 16384
+
+// sweep drops expired resolutions and, if that is not enough, a quarter
+// of the rest (the archives they name stay in the LRU). The caller holds
+// f.mu.
+func (f *Fetcher) sweep() {
+	now := time.Now()
+	for k, r := range f.resolved {
+		if now.After(r.expires) {
+			delete(f.resolved, k)
+		}
+	}
+	for k := range f.resolved {
+		if len(f.resolved) < maxResolutions*3/4 {
+			break
+		}
+		delete(f.resolved, k)
+	}
+}
+
 // byDigest is the archive kept under digest, nil when there is none.
 func (f *Fetcher) byDigest(digest string) []byte {
 	f.mu.Lock()
@@ -157,6 +179,9 @@ func (f *Fetcher) keep(key string, got *Fetched, ttl time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if ttl > 0 {
+		if len(f.resolved) >= maxResolutions {
+			f.sweep()
+		}
 		f.resolved[key] = resolution{digest: got.Digest, name: got.Name, version: got.Version, expires: time.Now().Add(ttl)}
 	}
 	if el, ok := f.archives[got.Digest]; ok {

@@ -22,8 +22,12 @@ func (w *warnedIntervals) forget(key string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.seen, key)
-	for _, kind := range []string{"#features", "#conflicts"} {
-		delete(w.seen, key+kind)
+	// Its other warnings are keyed key#what (#features, #conflicts,
+	// #hooks/<component>).
+	for k := range w.seen {
+		if strings.HasPrefix(k, key+"#") {
+			delete(w.seen, k)
+		}
 	}
 }
 

@@ -117,7 +117,7 @@ func NewOptions() Options {
 		DriftDetection:       watch.ModeWatch,
 		ApplyMethod:          string(apply.ServerSide),
 		WatchFullReadPeriod:  time.Hour,
-		HelmCacheBytes:       256 << 20,
+		HelmCacheBytes:       64 << 20,
 		HelmFetchTimeout:     time.Minute,
 		Sharding:             sharding.Defaults(),
 		Budget:               sandbox.DefaultBudget(),
