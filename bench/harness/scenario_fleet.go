@@ -42,8 +42,16 @@ type convergence struct {
 // converge creates apps Applications before the controller starts, starts
 // it at qps and burst, and measures it until every app is Ready.
 func (s *session) converge(ctx context.Context, apps int, shape AppShape, timeout time.Duration, qps float64, burst int) (convergence, error) {
+	return s.convergeWith(ctx, apps, timeout, qps, burst, func(ctx context.Context) error {
+		return CreateApplications(ctx, s.cp.Client, benchNamespace, apps, shape, nil)
+	})
+}
+
+// convergeWith is converge with the Applications create makes.
+func (s *session) convergeWith(ctx context.Context, apps int, timeout time.Duration, qps float64, burst int,
+	create func(context.Context) error) (convergence, error) {
 	start := time.Now()
-	if err := CreateApplications(ctx, s.cp.Client, benchNamespace, apps, shape, nil); err != nil {
+	if err := create(ctx); err != nil {
 		return convergence{}, err
 	}
 	s.progress("created %d applications in %s", apps, time.Since(start).Round(time.Millisecond))

@@ -104,44 +104,23 @@ func (r *runner) helm(ctx context.Context, s *session) error {
 	repo := charttest.NewRepo()
 	defer repo.Close()
 	repo.Add(benchChart())
-	if err := EnsureNamespace(ctx, s.cp.Client, benchNamespace); err != nil {
-		return err
+	create := func(ctx context.Context) error {
+		if err := EnsureNamespace(ctx, s.cp.Client, benchNamespace); err != nil {
+			return err
+		}
+		return parallel(ctx, cfg.Apps, 16, func(i int) error {
+			name := AppName(i)
+			props := fmt.Sprintf(`{"chart":{"source":"bench-app","repoURL":%q,"version":"1.0.0"},"values":{"replicas":%d}}`, repo.URL(), 1+i%3)
+			app := &v1beta1.Application{}
+			app.Name, app.Namespace = name, benchNamespace
+			app.Spec.Components = []v1beta1.ApplicationComponent{{Name: name, Type: "helmchart", Properties: &runtime.RawExtension{Raw: []byte(props)}}}
+			return s.cp.Client.Create(ctx, app)
+		})
 	}
-	start := time.Now()
-	err := parallel(ctx, cfg.Apps, 16, func(i int) error {
-		name := AppName(i)
-		props := fmt.Sprintf(`{"chart":{"source":"bench-app","repoURL":%q,"version":"1.0.0"},"values":{"replicas":%d}}`, repo.URL(), 1+i%3)
-		app := &v1beta1.Application{}
-		app.Name, app.Namespace = name, benchNamespace
-		app.Spec.Components = []v1beta1.ApplicationComponent{{Name: name, Type: "helmchart", Properties: &runtime.RawExtension{Raw: []byte(props)}}}
-		return s.cp.Client.Create(ctx, app)
-	})
+	c, err := s.convergeWith(ctx, cfg.Apps, cfg.Timeout.D(), r.opts.QPS, r.opts.Burst, create)
 	if err != nil {
 		return err
 	}
-	s.progress("created %d helmchart applications in %s", cfg.Apps, time.Since(start).Round(time.Millisecond))
-	base, err := s.cp.Requests(ctx)
-	if err != nil {
-		return err
-	}
-	ownBase := s.cp.Own.Snapshot()
-	start = time.Now()
-	if err := s.startWith(ctx, r.opts.QPS, r.opts.Burst); err != nil {
-		return err
-	}
-	done, err := WaitReady(ctx, s.cp.Client, benchNamespace, cfg.Apps, cfg.Timeout.D())
-	if err != nil {
-		return err
-	}
-	used, err := s.proc.usage(ctx)
-	if err != nil {
-		return err
-	}
-	all, err := s.work(ctx, base, ownBase)
-	if err != nil {
-		return err
-	}
-	work := all.Filter(isWork)
 	samples, err := s.proc.Metrics(ctx)
 	if err != nil {
 		return err
@@ -150,12 +129,12 @@ func (r *runner) helm(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	kind, bound := busiestKind(work, r.opts.QPS, r.opts.Burst)
+	kind, bound := busiestKind(c.work, r.opts.QPS, r.opts.Burst)
 	res := HelmResult{
 		Controller: s.controller.Name, Apps: cfg.Apps, Resources: cfg.Apps * helmObjectsPerApp, QPS: r.opts.QPS, Burst: r.opts.Burst,
-		Converged: Duration(done.Sub(start)), Requests: work.List(), Work: work.Total(), Bound: Duration(bound), BusiestKind: kind,
+		Converged: Duration(c.took), Requests: c.work.List(), Work: c.work.Total(), Bound: Duration(bound), BusiestKind: kind,
 		Downloads: repo.Downloads.Load(), IndexReads: repo.Requests.Load() - repo.Downloads.Load(),
-		Cache: map[string]float64{}, Heap: heap, CPUCost: used.costSince(usage{}),
+		Cache: map[string]float64{}, Heap: heap, CPUCost: c.cost,
 	}
 	for _, result := range []string{"hit", "miss", "fetch", "error"} {
 		res.Cache[result] = samples.Sum("steward_helm_chart_cache_total", map[string]string{"result": result})

@@ -34,33 +34,9 @@ func Values(ctx context.Context, r client.Reader, p *Params, appNamespace string
 		if key == "" {
 			key = defaultValuesKey
 		}
-		var data []byte
-		found := false
-		switch vf.Kind {
-		case "ConfigMap":
-			var cm corev1.ConfigMap
-			err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: vf.Name}, &cm)
-			if err != nil && !apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("%s: %w", what, err)
-			}
-			if err == nil {
-				if _, bin := cm.BinaryData[key]; bin {
-					return nil, fmt.Errorf("%s: key %q is in binaryData, which is not read", what, key)
-				}
-				s, ok := cm.Data[key]
-				data, found = []byte(s), ok
-			}
-		case "Secret":
-			var sec corev1.Secret
-			err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: vf.Name}, &sec)
-			if err != nil && !apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("%s: %w", what, err)
-			}
-			if err == nil {
-				data, found = sec.Data[key]
-			}
-		default:
-			return nil, fmt.Errorf("%s: kind must be ConfigMap or Secret", what)
+		data, found, err := read(ctx, r, vf.Kind, client.ObjectKey{Namespace: ns, Name: vf.Name}, key)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		if !found {
 			if vf.Optional {
@@ -75,6 +51,37 @@ func Values(ctx context.Context, r client.Reader, p *Params, appNamespace string
 		out = Merge(out, layer)
 	}
 	return Merge(out, p.Values), nil
+}
+
+// read returns a ConfigMap's or Secret's key; found is false when the
+// object or the key is missing.
+func read(ctx context.Context, r client.Reader, kind string, at client.ObjectKey, key string) (data []byte, found bool, err error) {
+	var obj client.Object
+	switch kind {
+	case "ConfigMap":
+		obj = &corev1.ConfigMap{}
+	case "Secret":
+		obj = &corev1.Secret{}
+	default:
+		return nil, false, fmt.Errorf("kind must be ConfigMap or Secret")
+	}
+	if err := r.Get(ctx, at, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		if _, bin := o.BinaryData[key]; bin {
+			return nil, false, fmt.Errorf("key %q is in binaryData, which is not read", key)
+		}
+		s, ok := o.Data[key]
+		return []byte(s), ok, nil
+	case *corev1.Secret:
+		data, found = o.Data[key]
+	}
+	return data, found, nil
 }
 
 // Merge returns over merged onto base: maps merge key by key, anything
