@@ -79,6 +79,7 @@ func (r *ApplicationReconciler) chartActions(ctx context.Context, s *scope) func
 			if err != nil {
 				return nil, named(err)
 			}
+			// app is the Application itself, in its own namespace.
 			if r.Options.NoCrossNamespaceObjects && p.Namespace != app.Namespace {
 				return nil, named(&reasonError{reason: v1beta1.ReasonCrossNamespaceObject,
 					err: fmt.Errorf("release namespace %q is not the Application's namespace %q (--no-cross-namespace-objects)", p.Namespace, app.Namespace)})

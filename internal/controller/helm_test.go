@@ -462,3 +462,47 @@ spec:
 		t.Fatalf("the chart's CRD was deleted with the Application: %v", err)
 	}
 }
+
+// A topology policy places a chart like any component: its objects, its
+// CRDs and its release records go to the spoke; its values still come
+// from the hub.
+func TestHelm_Spoke(t *testing.T) {
+	requireControlPlane(t)
+	_, spoke := joinedSpoke(t, "helm-spoke")
+	repo := charttest.NewRepo()
+	defer repo.Close()
+	repo.Add(charttest.ConfigMapChart("demo", "1.0.0"))
+	ns := newNamespace(t)
+	installHelmchart(t, ns)
+	createFromYAML(t, ns, "metadata: {name: web-values}\ndata:\n  values.yaml: |\n    greeting: from-the-hub\n", &corev1.ConfigMap{})
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, fmt.Sprintf(`metadata: {name: web}
+spec:
+  components:
+    - name: web
+      type: helmchart
+      properties:
+        chart: {source: demo, repoURL: %q, version: 1.0.0}
+        valuesFrom: [{kind: ConfigMap, name: web-values, namespace: %s}]
+  policies:
+    - {name: where, type: topology, properties: {clusters: [helm-spoke], namespace: default}}
+`, repo.URL(), ns))
+	waitReady(t, ns, "web")
+	cm, err := configMapOf(t, spoke, "default", "web-config")
+	if err != nil || cm.Data["greeting"] != "from-the-hub" {
+		t.Fatalf("the spoke's ConfigMap: %v %v", cm.Data, err)
+	}
+	if _, err := getConfigMap(t, ns, "web-config"); !apierrors.IsNotFound(err) {
+		t.Errorf("the hub has the chart's ConfigMap too (%v)", err)
+	}
+	eventually(t, 15*time.Second, "the release recorded in the spoke", func() error {
+		var list corev1.SecretList
+		if err := spoke.List(context.Background(), &list, client.InNamespace("default"), client.MatchingLabels{"owner": "helm", "name": "web", "status": "deployed"}); err != nil {
+			return err
+		}
+		if len(list.Items) != 1 {
+			return fmt.Errorf("%d deployed records", len(list.Items))
+		}
+		return nil
+	})
+}

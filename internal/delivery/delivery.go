@@ -73,8 +73,9 @@ type Input struct {
 	Namespaced func(cluster string, obj *unstructured.Unstructured) (bool, error)
 	// Actions carries out the provider actions a component's template asks
 	// for before it renders (vela/helm's #Render: fetch the chart, read
-	// valuesFrom), for the placement's cluster and the Application as the
-	// placement shaped it. Nil refuses such components.
+	// valuesFrom), for the placement's cluster and the Application (as it
+	// is, not as the placement shaped it: its own namespace). Nil refuses
+	// such components.
 	Actions func(cluster string, app *v1beta1.Application, need *render.ActionsError) ([]cueeval.ActionResult, error)
 	// Charts, when set, is told of every component that rendered a Helm
 	// chart, with the cluster it renders for, before its objects are
@@ -152,7 +153,7 @@ func Objects(app *v1beta1.Application, steps []placement.Step, in Input) ([]Obje
 			if p.Namespace != "" {
 				shaped.Namespace = p.Namespace
 			}
-			res, err := renderWithActions(renderer, shaped, defs, p.Cluster, in, &usage)
+			res, err := renderWithActions(renderer, app, shaped, defs, p.Cluster, in, &usage)
 			if err != nil {
 				if p.Cluster != "" {
 					err = fmt.Errorf("cluster %q: %w", p.Cluster, err)
@@ -190,11 +191,11 @@ func Objects(app *v1beta1.Application, steps []placement.Step, in Input) ([]Obje
 
 // renderWithActions renders a placement, carrying out the provider
 // actions its components ask for and rendering again with their results.
-func renderWithActions(renderer *render.Renderer, app *v1beta1.Application, defs render.Definitions, cluster string,
+func renderWithActions(renderer *render.Renderer, app, shaped *v1beta1.Application, defs render.Definitions, cluster string,
 	in Input, usage *render.Usage) (*render.Result, error) {
 	actx := in.Context
 	for range maxActionRounds {
-		res, err := renderer.RenderCounted(app, defs, actx, usage)
+		res, err := renderer.RenderCounted(shaped, defs, actx, usage)
 		var need *render.ActionsError
 		if !errors.As(err, &need) || in.Actions == nil {
 			return res, err
