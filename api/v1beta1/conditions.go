@@ -93,6 +93,13 @@ const (
 	ReasonDeleting = "Deleting"
 	// ReasonTemplateCompileFailed: a definition's template does not compile.
 	ReasonTemplateCompileFailed = "TemplateCompileFailed"
+	// ReasonDefinitionRevisionFailed: a definition's spec cannot be
+	// recorded in a DefinitionRevision (the revision it names exists
+	// with another spec).
+	ReasonDefinitionRevisionFailed = "DefinitionRevisionFailed"
+	// ConditionRevisionRecorded on a definition: its current spec is held
+	// by the DefinitionRevision status.latestRevision names.
+	ConditionRevisionRecorded = "RevisionRecorded"
 	// ReasonInvalidName: the Application's name cannot be a label value
 	// (over 63 characters), so nothing it renders could carry its
 	// ownership labels; nothing is created until it is renamed.

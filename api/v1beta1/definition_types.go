@@ -74,10 +74,19 @@ type DefinitionStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// LatestRevision is the DefinitionRevision holding the definition's
+	// current spec (absent while definition revisions are turned off).
+	// +optional
+	LatestRevision *Revision `json:"latestRevision,omitempty"`
 }
+
 
 // ComponentDefinitionSpec defines how a component type renders.
 type ComponentDefinitionSpec struct {
+	// Version, a semantic version, names the DefinitionRevision of this
+	// spec (<name>-v<version>, pinned with type: <name>@v<version>).
+	// +optional
+	Version string `json:"version,omitempty"`
 	// Workload describes the workload's kind.
 	Workload WorkloadTypeDescriptor `json:"workload"`
 	// ChildResourceKinds is accepted for compatibility.
@@ -140,6 +149,10 @@ const (
 
 // TraitDefinitionSpec defines how a trait patches a workload or adds objects.
 type TraitDefinitionSpec struct {
+	// Version, a semantic version, names the DefinitionRevision of this
+	// spec (<name>-v<version>, pinned with type: <name>@v<version>).
+	// +optional
+	Version string `json:"version,omitempty"`
 	// Reference is accepted for compatibility.
 	// +optional
 	Reference DefinitionReference `json:"definitionRef,omitempty"`
@@ -208,6 +221,10 @@ type TraitDefinitionList struct {
 
 // PolicyDefinitionSpec defines a policy type.
 type PolicyDefinitionSpec struct {
+	// Version, a semantic version, names the DefinitionRevision of this
+	// spec (<name>-v<version>, pinned with type: <name>@v<version>).
+	// +optional
+	Version string `json:"version,omitempty"`
 	// Reference is accepted for compatibility.
 	// +optional
 	Reference DefinitionReference `json:"definitionRef,omitempty"`
@@ -274,7 +291,8 @@ type WorkflowStepDefinitionSpec struct {
 	// ...) when the step runs.
 	// +optional
 	Schematic *Schematic `json:"schematic,omitempty"`
-	// Version is accepted for compatibility.
+	// Version, a semantic version, names the DefinitionRevision of this
+	// spec (<name>-v<version>, pinned with type: <name>@v<version>).
 	// +optional
 	Version string `json:"version,omitempty"`
 }

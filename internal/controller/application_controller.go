@@ -71,6 +71,7 @@ type ApplicationReconciler struct {
 // +kubebuilder:rbac:groups=core.oam.dev,resources=applications/status;applications/finalizers,verbs=get;update;patch
 // +kubebuilder:rbac:groups=core.oam.dev,resources=resourcetrackers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=core.oam.dev,resources=componentdefinitions;traitdefinitions;policydefinitions;workflowstepdefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=core.oam.dev,resources=definitionrevisions,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=core.oam.dev,resources=componentdefinitions/status;traitdefinitions/status;policydefinitions/status;workflowstepdefinitions/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch

@@ -89,7 +89,7 @@ func (r *ApplicationReconciler) emitEvents(s *scope, before *v1beta1.Application
 	if len(s.gc.deleted) > 0 {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, v1beta1.EventGarbageCollected, "Delete", "deleted %s", describeChanges(s.gc.deleted))
 	}
-	if w := unsupportedFeatures(app); w != "" && r.warned.firstTime(app.Namespace+"/"+app.Name+"#features", w) {
+	if w := unsupportedFeatures(app, r.Options.DefinitionRevisions); w != "" && r.warned.firstTime(app.Namespace+"/"+app.Name+"#features", w) {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, v1beta1.EventUnsupportedFeature, "Reconcile", "%s", w)
 	}
 	if w := describeConflicts(s.keep.conflicts); w != "" && r.warned.firstTime(app.Namespace+"/"+app.Name+"#conflicts", w) {
@@ -177,10 +177,10 @@ func (r *ApplicationReconciler) emitDeletionEvents(s *scope) {
 // that none is ignored silently; "" when there are none. Features that
 // would change what is delivered are refused instead (see
 // docs/compatibility.md).
-func unsupportedFeatures(app *v1beta1.Application) string {
+func unsupportedFeatures(app *v1beta1.Application, revisions bool) string {
 	var out []string
-	if _, ok := app.Annotations["app.oam.dev/autoUpdate"]; ok {
-		out = append(out, "annotation app.oam.dev/autoUpdate is not supported: Steward keeps no DefinitionRevisions, and renders again with changed definitions only when the Application's spec changes")
+	if _, ok := app.Annotations[v1beta1.AnnotationAutoUpdate]; ok && !revisions {
+		out = append(out, "annotation app.oam.dev/autoUpdate is not carried out: definition revisions are turned off (--definition-revisions=false), and changed definitions are rendered only when the Application's spec changes")
 	}
 	for _, c := range app.Spec.Components {
 		if len(c.Scopes) > 0 {

@@ -205,10 +205,10 @@ func (r *ApplicationReconciler) healthOf(s *scope, defs render.Definitions, comp
 		tdef := defs.Traits[t.Type]
 		var th render.Health
 		if r.Options.KstatusHealth && (tdef == nil || tdef.Spec.Status == nil || tdef.Spec.Status.HealthPolicy == "") {
-			th = kstatusAll(values(traitOutputs[t.Type]))
+			th = kstatusAll(values(traitOutputs[render.TypeLabel(t.Type)]))
 		} else {
 			var err error
-			if th, err = r.Renderer.TraitHealth(tdef, t, comp, actx, s.app, workload, traitOutputs[t.Type]); errors.Is(err, cueeval.ErrUnavailable) {
+			if th, err = r.Renderer.TraitHealth(tdef, t, comp, actx, s.app, workload, traitOutputs[render.TypeLabel(t.Type)]); errors.Is(err, cueeval.ErrUnavailable) {
 				return h, err
 			}
 		}

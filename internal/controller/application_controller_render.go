@@ -74,7 +74,7 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 	// again as a whole.
 	refill := false
 	if s.current != nil && s.current.Name == tracker.Name(s.app.Name, s.app.Namespace, kind) &&
-		(kind.PublishVersion != "" || (!r.placementsMoved(ctx, s) && !r.chartInputsMoved(ctx, s))) {
+		(kind.PublishVersion != "" || (!r.placementsMoved(ctx, s) && !r.chartInputsMoved(ctx, s) && !r.definitionsMoved(ctx, s))) {
 		if !inputsMoved(s) {
 			return r.reuseVersion(ctx, s)
 		}
@@ -106,7 +106,7 @@ func (r *ApplicationReconciler) renderAndRecord(ctx context.Context, s *scope) e
 		}
 	}
 	marks := map[string]string{annotationDispatchPending: pendingNew, annotationWorkflowSteps: "", annotationWorkflowInputs: renderedMark(s), annotationParallelism: "",
-		annotationHelmReleases: r.recordReleases(ctx, s)}
+		annotationHelmReleases: r.recordReleases(ctx, s), annotationDefinitions: r.definitionsFingerprint(ctx, s)}
 	if s.parallelism > 0 {
 		marks[annotationParallelism] = strconv.Itoa(s.parallelism)
 	}
@@ -266,7 +266,13 @@ const (
 // resolveDefinitions finds the definition of every type the Application
 // uses: in its namespace first, then the system namespace (from the cache).
 func (r *ApplicationReconciler) resolveDefinitions(ctx context.Context, app *v1beta1.Application) (render.Definitions, error) {
-	return definition.Resolve(ctx, r.Client, app, r.Options.SystemDefinitionNS)
+	return r.resolver().Resolve(ctx, app)
+}
+
+// resolver finds definitions in the cache: the Application's namespace,
+// then the system namespace; pinned types in DefinitionRevisions.
+func (r *ApplicationReconciler) resolver() definition.Resolver {
+	return definition.Resolver{Reader: r.Client, SystemNamespace: r.Options.SystemDefinitionNS, NoRevisions: !r.Options.DefinitionRevisions}
 }
 
 // renderPlacements renders the Application once per placement of its

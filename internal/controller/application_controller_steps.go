@@ -10,7 +10,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/definition"
 	"github.com/steward-oam/steward/internal/inventory"
 	"github.com/steward-oam/steward/internal/provider"
 	"github.com/steward-oam/steward/internal/steprun"
@@ -38,7 +37,7 @@ func (r *ApplicationReconciler) runSteps(ctx context.Context, s *scope) error {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	defs, err := definition.ResolveSteps(ctx, r.Client, s.app, r.Options.SystemDefinitionNS)
+	defs, err := r.resolver().Steps(ctx, s.app)
 	for _, name := range names {
 		step, _ := s.flow.Step(name)
 		ss, _ := s.flow.StepStatus(name)
@@ -158,7 +157,7 @@ func (r *ApplicationReconciler) missingStepDefinitions(ctx context.Context, app 
 	if len(types) == 0 {
 		return nil
 	}
-	defs, err := definition.ResolveSteps(ctx, r.Client, app, r.Options.SystemDefinitionNS)
+	defs, err := r.resolver().Steps(ctx, app)
 	if err != nil {
 		return &reasonError{reason: v1beta1.ReasonDefinitionNotFound, err: err}
 	}

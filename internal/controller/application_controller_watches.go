@@ -39,6 +39,14 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// metadata-only, enqueue their Application.
 		b = b.WatchesRawSource(r.Watch.Source())
 	}
+	if r.Options.DefinitionRevisions {
+		// autoUpdate Applications render again when a definition they
+		// use changes.
+		b = b.Watches(&v1beta1.ComponentDefinition{}, r.autoUpdateHandler(v1beta1.DefinitionTypeComponent), defs).
+			Watches(&v1beta1.TraitDefinition{}, r.autoUpdateHandler(v1beta1.DefinitionTypeTrait), defs).
+			Watches(&v1beta1.PolicyDefinition{}, r.autoUpdateHandler(v1beta1.DefinitionTypePolicy), defs).
+			Watches(&v1beta1.WorkflowStepDefinition{}, r.autoUpdateHandler(v1beta1.DefinitionTypeWorkflowStep), defs)
+	}
 	return b.
 		Named("application").
 		For(&v1beta1.Application{}, builder.WithPredicates(applicationChanged())).

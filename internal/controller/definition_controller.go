@@ -15,11 +15,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cueeval"
+	"github.com/steward-oam/steward/internal/definition"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/render"
 )
@@ -47,17 +50,24 @@ type DefinitionReconciler[T definitionObject] struct {
 	// will never work (Ready=False, reason TemplateCompileFailed; an error
 	// wrapping cueeval.ErrUnavailable is retried instead).
 	Check func(ctx context.Context, def T) (string, error)
+	// Revisions, when set, records each spec in a DefinitionRevision.
+	Revisions *revisionKeeper
 }
 
 // Reconcile checks one definition.
 func (r *DefinitionReconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	def := r.New()
 	if err := r.Client.Get(ctx, req.NamespacedName, def); err != nil {
-		if apierrors.IsNotFound(err) {
-			// Gone: its compiled templates are of no further use.
-			r.Renderer.Forget(r.Kind, req.Namespace, req.Name)
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		// Gone: its compiled templates are of no further use, nor are
+		// its revisions no Application pins.
+		r.Renderer.Forget(r.Kind, req.Namespace, req.Name)
+		if r.Revisions != nil {
+			return ctrl.Result{}, r.Revisions.forget(ctx, definition.TypeOf(r.New()), req.Namespace, req.Name)
+		}
+		return ctrl.Result{}, nil
 	}
 	original := def.DeepCopyObject().(client.Object)
 	parts := definitionParts(def)
@@ -105,6 +115,11 @@ func (r *DefinitionReconciler[T]) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 	status.ObservedGeneration = def.GetGeneration()
 	meta.SetStatusCondition(&status.Conditions, cond)
+	if r.Revisions != nil {
+		if err := r.recordRevision(ctx, def, status); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if equality.Semantic.DeepEqual(before, status) {
 		return ctrl.Result{}, nil
 	}
@@ -112,6 +127,30 @@ func (r *DefinitionReconciler[T]) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{}, fmt.Errorf("updating status of %s %s/%s: %w", r.Kind, def.GetNamespace(), def.GetName(), err)
 	}
 	return ctrl.Result{}, nil
+}
+
+// recordRevision records def's spec in a DefinitionRevision and says so
+// in status (latestRevision, condition RevisionRecorded). A revision the
+// definition names that holds another spec is reported, never retried.
+func (r *DefinitionReconciler[T]) recordRevision(ctx context.Context, def T, status *v1beta1.DefinitionStatus) error {
+	cond := metav1.Condition{Type: v1beta1.ConditionRevisionRecorded, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
+		ObservedGeneration: def.GetGeneration(), LastTransitionTime: metav1.NewTime(time.Now())}
+	latest, err := r.Revisions.ensure(ctx, def)
+	var user *revisionError
+	switch {
+	case errors.As(err, &user):
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1beta1.ReasonDefinitionRevisionFailed, err.Error()
+		if !meta.IsStatusConditionPresentAndEqual(status.Conditions, cond.Type, cond.Status) {
+			r.Revisions.revisionEvent(def, err)
+		}
+	case err != nil:
+		return err
+	default:
+		status.LatestRevision = latest
+		cond.Message = "spec recorded in DefinitionRevision " + latest.Name
+	}
+	meta.SetStatusCondition(&status.Conditions, cond)
+	return nil
 }
 
 // check reads and compiles a definition's template.
@@ -154,26 +193,38 @@ func definitionParts(obj client.Object) definitionPieces {
 	return definitionPieces{status: &v1beta1.DefinitionStatus{}}
 }
 
-func setupDefinitionReconcilers(mgr ctrl.Manager, renderer *render.Renderer, events recorder.EventRecorder) error {
+func setupDefinitionReconcilers(mgr ctrl.Manager, renderer *render.Renderer, events recorder.EventRecorder, keeper *revisionKeeper) error {
 	gen := builder.WithPredicates(predicate.GenerationChangedPredicate{})
 	if err := ctrl.NewControllerManagedBy(mgr).Named("componentdefinition").For(&v1beta1.ComponentDefinition{}, gen).
-		Complete(&DefinitionReconciler[*v1beta1.ComponentDefinition]{Client: mgr.GetClient(), Renderer: renderer, Kind: "ComponentDefinition",
+		Complete(&DefinitionReconciler[*v1beta1.ComponentDefinition]{Client: mgr.GetClient(), Renderer: renderer, Kind: "ComponentDefinition", Revisions: keeper,
 			New: func() *v1beta1.ComponentDefinition { return &v1beta1.ComponentDefinition{} }}); err != nil {
 		return err
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("traitdefinition").For(&v1beta1.TraitDefinition{}, gen).
-		Complete(&DefinitionReconciler[*v1beta1.TraitDefinition]{Client: mgr.GetClient(), Renderer: renderer, Kind: "TraitDefinition",
+		Complete(&DefinitionReconciler[*v1beta1.TraitDefinition]{Client: mgr.GetClient(), Renderer: renderer, Kind: "TraitDefinition", Revisions: keeper,
 			New: func() *v1beta1.TraitDefinition { return &v1beta1.TraitDefinition{} }}); err != nil {
 		return err
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("policydefinition").For(&v1beta1.PolicyDefinition{}, gen).
-		Complete(&DefinitionReconciler[*v1beta1.PolicyDefinition]{Client: mgr.GetClient(), Renderer: renderer, Kind: "PolicyDefinition", Recorder: events,
+		Complete(&DefinitionReconciler[*v1beta1.PolicyDefinition]{Client: mgr.GetClient(), Renderer: renderer, Kind: "PolicyDefinition", Recorder: events, Revisions: keeper,
 			New: func() *v1beta1.PolicyDefinition { return &v1beta1.PolicyDefinition{} }}); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).Named("workflowstepdefinition").For(&v1beta1.WorkflowStepDefinition{}, gen).
-		Complete(&DefinitionReconciler[*v1beta1.WorkflowStepDefinition]{Client: mgr.GetClient(), Renderer: renderer, Kind: "WorkflowStepDefinition",
-			New: func() *v1beta1.WorkflowStepDefinition { return &v1beta1.WorkflowStepDefinition{} }, Check: stepDefinitionCheck(renderer)})
+	if err := ctrl.NewControllerManagedBy(mgr).Named("workflowstepdefinition").For(&v1beta1.WorkflowStepDefinition{}, gen).
+		Complete(&DefinitionReconciler[*v1beta1.WorkflowStepDefinition]{Client: mgr.GetClient(), Renderer: renderer, Kind: "WorkflowStepDefinition", Revisions: keeper,
+			New: func() *v1beta1.WorkflowStepDefinition { return &v1beta1.WorkflowStepDefinition{} }, Check: stepDefinitionCheck(renderer)}); err != nil {
+		return err
+	}
+	if keeper == nil {
+		return nil
+	}
+	// A revision whose definition is gone goes once no Application pins
+	// it: looked at when its last pin may have gone.
+	return ctrl.NewControllerManagedBy(mgr).Named("definitionrevision").For(&v1beta1.DefinitionRevision{}, builder.WithPredicates(predicate.Funcs{
+		UpdateFunc: func(event.UpdateEvent) bool { return false },
+	})).
+		Watches(&v1beta1.Application{}, handler.EnqueueRequestsFromMapFunc(pinsToRevisions(keeper.systemNamespace))).
+		Complete(&RevisionReconciler{Client: mgr.GetClient(), Keeper: keeper})
 }
 
 // stepDefinitionCheck compiles a WorkflowStepDefinition's template with

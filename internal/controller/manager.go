@@ -105,7 +105,17 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	if err := setupDefinitionReconcilers(mgr, r.Renderer, r.Recorder); err != nil {
+	var keeper *revisionKeeper
+	if opts.DefinitionRevisions {
+		keeper = &revisionKeeper{client: mgr.GetClient(), apps: mgr.GetClient(), systemNamespace: opts.SystemDefinitionNS,
+			limit: opts.DefinitionRevisionLimit, events: r.Recorder}
+		if opts.Sharding.Enabled {
+			// The cache holds this shard's Applications only: who pins a
+			// revision is asked of the API server (only when one would go).
+			keeper.apps, keeper.direct = mgr.GetAPIReader(), true
+		}
+	}
+	if err := setupDefinitionReconcilers(mgr, r.Renderer, r.Recorder, keeper); err != nil {
 		return nil, err
 	}
 	if err := setupSharding(mgr, cfg, opts); err != nil {
@@ -167,6 +177,16 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 	for key, fn := range map[string]client.IndexerFunc{tracker.IndexApp: tracker.AppIndex, tracker.IndexRescueOf: tracker.RescueOfIndex} {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1beta1.ResourceTracker{}, key, fn); err != nil {
 			return nil, fmt.Errorf("indexing resource trackers: %w", err)
+		}
+	}
+	if opts.DefinitionRevisions {
+		// Who pins a revision, and which autoUpdate Applications use a
+		// definition, are read through these: the cost is theirs, not
+		// the fleet's.
+		for key, fn := range map[string]client.IndexerFunc{indexPinnedRevisions: pinnedRevisionKeys, indexAutoUpdate: autoUpdateKeys} {
+			if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1beta1.Application{}, key, fn); err != nil {
+				return nil, fmt.Errorf("indexing applications: %w", err)
+			}
 		}
 	}
 	clusters, err := cluster.NewManager(cfg, cluster.NewManagedClient(direct, mgr.GetCache(), gvks), cluster.ManagerOptions{

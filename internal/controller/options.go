@@ -64,6 +64,13 @@ type Options struct {
 	// HelmFetchTimeout bounds one chart download (a chart's
 	// options.timeout, when shorter, bounds its own).
 	HelmFetchTimeout time.Duration
+	// DefinitionRevisions records each definition spec in a
+	// DefinitionRevision, renders pinned types (webservice@v2) from them,
+	// and renders autoUpdate Applications again when a definition changes.
+	DefinitionRevisions bool
+	// DefinitionRevisionLimit is how many revisions of one definition are
+	// kept, besides those Applications pin.
+	DefinitionRevisionLimit int
 	// WatchFullReadPeriod is how often watch mode reads every object of
 	// an Application in one pass, trusting no cache; 0 never does.
 	WatchFullReadPeriod time.Duration
@@ -95,32 +102,34 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() Options {
 	return Options{
-		MetricsAddr:          ":8080",
-		HealthAddr:           ":9440",
-		LeaderElectionID:     "steward-controller-leader",
-		ReSyncPeriod:         5 * time.Minute,
-		ReSyncJitter:         0.1,
-		ConcurrentReconciles: 4,
-		InformerSyncPeriod:   10 * time.Hour,
-		KubeAPIQPS:           50,
-		KubeAPIBurst:         100,
-		SystemDefinitionNS:   "vela-system",
-		RTDeleteOnlyTrigger:  true,
-		RevisionLimit:        10,
-		TrackerCompression:   string(v1beta1.CompressionZstd),
-		MinReconcileInterval: 10 * time.Second,
-		DeletionTimeout:      10 * time.Minute,
-		ClusterConcurrency:   8,
-		ClusterSecretNS:      "vela-system",
-		UnhealthyRequeueBase: 5 * time.Second,
-		IdentityClients:      256,
-		DriftDetection:       watch.ModeWatch,
-		ApplyMethod:          string(apply.ServerSide),
-		WatchFullReadPeriod:  time.Hour,
-		HelmCacheBytes:       64 << 20,
-		HelmFetchTimeout:     time.Minute,
-		Sharding:             sharding.Defaults(),
-		Budget:               sandbox.DefaultBudget(),
+		MetricsAddr:             ":8080",
+		HealthAddr:              ":9440",
+		LeaderElectionID:        "steward-controller-leader",
+		ReSyncPeriod:            5 * time.Minute,
+		ReSyncJitter:            0.1,
+		ConcurrentReconciles:    4,
+		InformerSyncPeriod:      10 * time.Hour,
+		KubeAPIQPS:              50,
+		KubeAPIBurst:            100,
+		SystemDefinitionNS:      "vela-system",
+		RTDeleteOnlyTrigger:     true,
+		RevisionLimit:           10,
+		TrackerCompression:      string(v1beta1.CompressionZstd),
+		MinReconcileInterval:    10 * time.Second,
+		DeletionTimeout:         10 * time.Minute,
+		ClusterConcurrency:      8,
+		ClusterSecretNS:         "vela-system",
+		UnhealthyRequeueBase:    5 * time.Second,
+		IdentityClients:         256,
+		DriftDetection:          watch.ModeWatch,
+		ApplyMethod:             string(apply.ServerSide),
+		WatchFullReadPeriod:     time.Hour,
+		HelmCacheBytes:          64 << 20,
+		HelmFetchTimeout:        time.Minute,
+		DefinitionRevisions:     true,
+		DefinitionRevisionLimit: 20,
+		Sharding:                sharding.Defaults(),
+		Budget:                  sandbox.DefaultBudget(),
 	}
 }
 
@@ -152,6 +161,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DriftDetection, "drift-detection", o.DriftDetection, "How drift is found: \"watch\" runs one metadata-only informer per managed kind and cluster, selected by Steward's ownership label, repairs an object as soon as someone else changes or deletes it, and skips unchanged objects on the re-sync pass; \"timer\" reads every object once per re-sync pass.")
 	fs.StringVar(&o.ApplyMethod, "apply-method", o.ApplyMethod, "How objects are written: \"server-side\" applies as field manager steward (the API server records who owns which field; objects up to the API server's size limit); \"client-side\" is KubeVela's three-way patch against the app.oam.dev/last-applied-configuration annotation.")
 	fs.Int64Var(&o.HelmCacheBytes, "helm-chart-cache-bytes", o.HelmCacheBytes, "Bytes of Helm chart archives kept in memory, shared by every Application (a chart is kept once, by digest); the least recently used goes first.")
+	fs.BoolVar(&o.DefinitionRevisions, "definition-revisions", o.DefinitionRevisions, "Record every change of a definition's spec in a DefinitionRevision (<name>-v<N>), render types that pin one (type: webservice@v2) from it, and render Applications annotated app.oam.dev/autoUpdate: \"true\" again when a definition they use changes. Off: no revisions are written, pinned types are refused, and autoUpdate is not carried (as before).")
+	fs.IntVar(&o.DefinitionRevisionLimit, "definition-revision-limit", o.DefinitionRevisionLimit, "Revisions kept per definition; older ones go first, but never one an Application pins or the one holding the current spec.")
 	fs.DurationVar(&o.HelmFetchTimeout, "helm-fetch-timeout", o.HelmFetchTimeout, "Longest one Helm chart download may take (a chart's options.timeout, when shorter, bounds its own). Downloads run in the background: a render waits for one at most 2s, then is retried.")
 	fs.DurationVar(&o.WatchFullReadPeriod, "watch-full-read-period", o.WatchFullReadPeriod, "In watch mode, how often one re-sync pass of an Application reads every object from the API server even when the watch cache shows it unchanged: a safety net under the watch. 0 never does after the first pass of the process.")
 	fs.BoolVar(&o.Sharding.Enabled, "enable-sharding", o.Sharding.Enabled, "Reconcile only the Applications of this replica's shard (--shard-id), as KubeVela does: those labelled controller.core.oam.dev/scheduled-shard-id=<shard-id>, with their resource trackers, through label-selected caches. The master shard also assigns unlabelled Applications to live shards and moves the Applications of a shard that is gone.")
@@ -183,6 +194,9 @@ func (o Options) Validate() error {
 	}
 	if o.HelmCacheBytes < 1<<20 {
 		return fmt.Errorf("--helm-chart-cache-bytes %d: want at least 1 MiB", o.HelmCacheBytes)
+	}
+	if o.DefinitionRevisionLimit < 1 {
+		return fmt.Errorf("--definition-revision-limit %d: want at least 1", o.DefinitionRevisionLimit)
 	}
 	if o.HelmFetchTimeout <= 0 {
 		return fmt.Errorf("--helm-fetch-timeout %s: want more than 0", o.HelmFetchTimeout)

@@ -9,13 +9,16 @@ import (
 	"github.com/steward-oam/steward/api/v1beta1"
 )
 
-// KubeVela features Steward does not carry are never ignored silently: a
-// pinned definition revision is refused (nothing applied), and features
-// that change nothing delivered (autoUpdate, scopes) are named in a
-// warning event while the Application is delivered.
+// KubeVela features Steward does not carry are never ignored silently:
+// with definition revisions turned off, a pinned definition revision is
+// refused (nothing applied), and features that change nothing delivered
+// (autoUpdate, scopes) are named in a warning event while the Application
+// is delivered.
 func TestUnsupported_KubeVelaFeaturesAreRefusedOrNamed(t *testing.T) {
 	ns := newNamespace(t)
-	startManager(t, testCfg, testOptions())
+	opts := testOptions()
+	opts.DefinitionRevisions = false
+	startManager(t, testCfg, opts)
 	createApp(t, ns, `
 metadata: {name: pinned}
 spec:
@@ -35,7 +38,7 @@ spec:
 		if err != nil {
 			return err
 		}
-		if c.Reason != v1beta1.ReasonDefinitionNotFound || !strings.Contains(c.Message, "keeps no DefinitionRevisions") {
+		if c.Reason != v1beta1.ReasonDefinitionNotFound || !strings.Contains(c.Message, "definition revisions are turned off") {
 			return fmt.Errorf("rendered %s: %s", c.Reason, c.Message)
 		}
 		return nil

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -16,6 +17,17 @@ type objectMeta struct {
 	revision  string
 }
 
+// TypeLabel is the label value naming a definition type on the objects
+// it renders: the type, or for a pinned type (webservice@v2) the
+// revision's name (webservice-v2), which a label can hold, as KubeVela
+// labels them.
+func TypeLabel(typ string) string {
+	if name, rev, ok := strings.Cut(typ, "@v"); ok && name != "" && rev != "" {
+		return name + "-v" + rev
+	}
+	return typ
+}
+
 // workload finishes the component's workload: named after the component
 // unless the template names it, labelled with the component type.
 func (m objectMeta) workload(obj map[string]any, compType string) (*unstructured.Unstructured, error) {
@@ -24,7 +36,7 @@ func (m objectMeta) workload(obj map[string]any, compType string) (*unstructured
 		return nil, err
 	}
 	labels := u.GetLabels()
-	labels[v1beta1.LabelWorkloadType] = compType
+	labels[v1beta1.LabelWorkloadType] = TypeLabel(compType)
 	u.SetLabels(labels)
 	return u, nil
 }
@@ -37,7 +49,7 @@ func (m objectMeta) auxiliary(obj map[string]any, a Auxiliary) (*unstructured.Un
 	if err != nil {
 		return nil, err
 	}
-	traitType := a.Trait
+	traitType := TypeLabel(a.Trait)
 	if traitType == "" {
 		traitType = auxiliaryWorkload
 	}

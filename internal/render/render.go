@@ -153,7 +153,7 @@ func (r *Renderer) renderComponentWith(app *v1beta1.Application, ac *v1beta1.App
 	def := defs.Components[ac.Type]
 	if def == nil {
 		return nil, named(&Error{Reason: v1beta1.ReasonDefinitionNotFound,
-			Err: fmt.Errorf("component type %q has no ComponentDefinition%s", ac.Type, pinned(ac.Type))}, "")
+			Err: fmt.Errorf("component type %q has no ComponentDefinition%s", ac.Type, pinned(ac.Type, defs.NoRevisions))}, "")
 	}
 	ctx := componentContext(base, ac.Name, actx.AppRevisionNum)
 	tmpl, terr := ComponentTemplate(def)
@@ -174,7 +174,7 @@ func (r *Renderer) renderComponentWith(app *v1beta1.Application, ac *v1beta1.App
 		tdef := defs.Traits[t.Type]
 		if tdef == nil {
 			return nil, named(&Error{Reason: v1beta1.ReasonDefinitionNotFound,
-				Err: fmt.Errorf("trait type %q has no TraitDefinition%s", t.Type, pinned(t.Type))}, t.Type)
+				Err: fmt.Errorf("trait type %q has no TraitDefinition%s", t.Type, pinned(t.Type, defs.NoRevisions))}, t.Type)
 		}
 		if tdef.Spec.Stage == v1beta1.TraitStagePostDispatch {
 			if actx.DeferPostDispatch && live == nil {
@@ -356,13 +356,15 @@ func (r *Renderer) RenderPostDispatch(app *v1beta1.Application, component, names
 	return out, nil
 }
 
-// pinned explains a type pinned to a definition revision (webservice@v2),
-// which Steward does not keep: it is refused rather than rendered with
-// the current definition.
-func pinned(typ string) string {
-	name, rev, ok := strings.Cut(typ, "@")
+// pinned explains a type pinned to a definition revision (webservice@v2)
+// that was not found.
+func pinned(typ string, noRevisions bool) string {
+	name, rev, ok := strings.Cut(typ, "@v")
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf(" (%q pins revision %q of definition %q: Steward keeps no DefinitionRevisions, so it cannot render a pinned revision; remove \"@%s\" to use the current definition)", typ, rev, name, rev)
+	if noRevisions {
+		return fmt.Sprintf(" (%q pins revision %q of definition %q, and definition revisions are turned off (--definition-revisions=false); remove \"@v%s\" to use the current definition)", typ, "v"+rev, name, rev)
+	}
+	return fmt.Sprintf(" (%q pins revision %q of definition %q: there is no DefinitionRevision %q in the Application's namespace or the system namespace; `kubectl get definitionrevisions -l <kind>.oam.dev/name=%s` lists the revisions kept)", typ, "v"+rev, name, name+"-v"+rev, name)
 }

@@ -253,15 +253,21 @@ func TestCheckTemplate_AcceptsListArithmetic(t *testing.T) {
 	}
 }
 
-// A type pinned to a definition revision (KubeVela's type@v2) is refused
-// with the reason, never rendered with the current definition.
-func TestRender_APinnedDefinitionRevisionIsRefused(t *testing.T) {
+// A type pinned to a definition revision (KubeVela's type@v2) that was
+// not found is refused naming the revision, or saying revisions are
+// turned off; never rendered with the current definition.
+func TestRender_APinnedDefinitionRevisionNotFoundIsRefused(t *testing.T) {
 	app := &v1beta1.Application{}
 	app.Name, app.Namespace = "web", "default"
 	app.Spec.Components = []v1beta1.ApplicationComponent{{Name: "web", Type: "webservice@v2"}}
-	_, err := budgetedRenderer(t).Render(app, render.Definitions{}, render.AppContext{})
-	var re *render.Error
-	if !errors.As(err, &re) || re.Reason != v1beta1.ReasonDefinitionNotFound || !strings.Contains(err.Error(), "keeps no DefinitionRevisions") {
-		t.Fatalf("render of webservice@v2: %v", err)
+	for _, tc := range []struct {
+		off  bool
+		want string
+	}{{false, `no DefinitionRevision "webservice-v2"`}, {true, "definition revisions are turned off"}} {
+		_, err := budgetedRenderer(t).Render(app, render.Definitions{NoRevisions: tc.off}, render.AppContext{})
+		var re *render.Error
+		if !errors.As(err, &re) || re.Reason != v1beta1.ReasonDefinitionNotFound || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("render of webservice@v2 (revisions off: %v): %v", tc.off, err)
+		}
 	}
 }

@@ -16,6 +16,9 @@ type Definitions struct {
 	Components map[string]*v1beta1.ComponentDefinition
 	Traits     map[string]*v1beta1.TraitDefinition
 	Policies   map[string]*v1beta1.PolicyDefinition
+	// NoRevisions says pinned types (webservice@v2) were not looked up:
+	// definition revisions are turned off.
+	NoRevisions bool
 }
 
 // ClusterVersion is context.clusterVersion. Empty fields mean unknown, as

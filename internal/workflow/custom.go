@@ -59,8 +59,13 @@ type MissingDefinitionError struct {
 }
 
 func (e *MissingDefinitionError) Error() string {
-	return fmt.Sprintf("workflow step %q: step type %q has no WorkflowStepDefinition in namespace %s; nothing of this version is applied",
-		e.Step, e.Type, strings.Join(quoted(e.Namespaces), " or "))
+	what := "WorkflowStepDefinition"
+	if name, rev, ok := strings.Cut(e.Type, "@v"); ok {
+		// A pinned revision (notify@v2) is read from DefinitionRevision notify-v2.
+		what = fmt.Sprintf("DefinitionRevision %q", name+"-v"+rev)
+	}
+	return fmt.Sprintf("workflow step %q: step type %q has no %s in namespace %s; nothing of this version is applied",
+		e.Step, e.Type, what, strings.Join(quoted(e.Namespaces), " or "))
 }
 
 func quoted(ss []string) []string {

@@ -66,6 +66,8 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 - --drift-detection={{ .Values.controllerArgs.driftDetection }}
 - --apply-method={{ .Values.controllerArgs.applyMethod }}
+- --definition-revisions={{ .Values.controllerArgs.definitionRevisions }}
+- --definition-revision-limit={{ .Values.controllerArgs.definitionRevisionLimit }}
 - --helm-chart-cache-bytes={{ int64 .Values.controllerArgs.helmChartCacheBytes }}
 - --helm-fetch-timeout={{ .Values.controllerArgs.helmFetchTimeout }}
 - --watch-full-read-period={{ .Values.controllerArgs.watchFullReadPeriod }}
