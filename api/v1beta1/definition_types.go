@@ -80,7 +80,6 @@ type DefinitionStatus struct {
 	LatestRevision *Revision `json:"latestRevision,omitempty"`
 }
 
-
 // ComponentDefinitionSpec defines how a component type renders.
 type ComponentDefinitionSpec struct {
 	// Version, a semantic version, names the DefinitionRevision of this
