@@ -118,6 +118,10 @@ bench-scale: tools build bench-binaries ## How far one controller goes: 10,000 a
 bench-helm: tools build bench-binaries ## 100 Applications of one Helm chart from a loopback repository: convergence against the QPS bound, downloads, cache hits, heap (issue 32; not part of make bench); keeps the other results
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile full --scenarios helm --merge $(BENCH_ARGS)
 
+.PHONY: bench-definitions
+bench-definitions: tools build bench-binaries ## Definition changes under autoUpdate (2,000 apps, 50 autoUpdate, 5 changes: latency, requests, revisions, heap) and admission latency of a valid Application (issue 33; not part of make bench); keeps the other results
+	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile full --scenarios definitions --merge $(BENCH_ARGS)
+
 .PHONY: bench-shards
 bench-shards: tools build bench-binaries ## One controller against three shards of it: 10,000 apps of 8 objects at QPS 400 / burst 600, heap per replica and time to Ready (issue 15; not part of make bench; ~20 min); keeps the other results
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile full --scenarios shards --merge --qps 400 --burst 600 --controller "steward-watch=bin/steward controller --metrics-addr={metrics-addr} --pprof-addr={pprof-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst} --drift-detection=watch" $(BENCH_ARGS)

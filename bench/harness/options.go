@@ -26,8 +26,9 @@ var AllScenarios = []string{ScenarioMemory, ScenarioSteady, ScenarioDrift, Scena
 // OptInScenarios run only when named (--scenarios): scale takes as long as
 // the rest together (make bench-scale); shards compares one controller
 // with several shards of it (make bench-shards); helm converges
-// Applications of one Helm chart (make bench-helm).
-var OptInScenarios = []string{ScenarioScale, ScenarioShards, ScenarioHelm}
+// Applications of one Helm chart (make bench-helm); definitions measures
+// definition changes under autoUpdate and admission (make bench-definitions).
+var OptInScenarios = []string{ScenarioScale, ScenarioShards, ScenarioHelm, ScenarioDefinitions}
 
 // Options configure a benchmark run.
 type Options struct {
@@ -68,6 +69,8 @@ type Profile struct {
 	Scale   ScaleConfig   `json:"scale"`
 	Shards  ShardsConfig  `json:"shards"`
 	Helm    HelmConfig    `json:"helm"`
+	// Definitions sizes the definitions scenario.
+	Definitions DefinitionsConfig `json:"definitions"`
 }
 
 // ShardsConfig sizes the shards scenario: Apps of ResourcesPer objects,
@@ -216,7 +219,8 @@ func FullProfile() Profile {
 			Settle: Duration(30 * time.Second), Window: Duration(10 * time.Second), GCs: 3, SampleEvery: Duration(2 * time.Second)},
 		Shards: ShardsConfig{Apps: 10000, ResourcesPer: 8, Shards: 3, Timeout: Duration(40 * time.Minute),
 			Settle: Duration(10 * time.Second), Window: Duration(10 * time.Second), GCs: 3},
-		Helm: HelmConfig{Apps: 100, Timeout: Duration(10 * time.Minute)},
+		Helm:        HelmConfig{Apps: 100, Timeout: Duration(10 * time.Minute)},
+		Definitions: DefinitionsConfig{Apps: 2000, AutoUpdate: 50, Changes: 5, Admissions: 300, Timeout: Duration(10 * time.Minute)},
 	}
 }
 
@@ -239,7 +243,8 @@ func QuickProfile() Profile {
 			Settle: Duration(5 * time.Second), Window: Duration(4 * time.Second), GCs: 2, SampleEvery: Duration(time.Second)},
 		Shards: ShardsConfig{Apps: 150, ResourcesPer: 8, Shards: 3, Timeout: Duration(5 * time.Minute),
 			Settle: Duration(5 * time.Second), Window: Duration(4 * time.Second), GCs: 2},
-		Helm: HelmConfig{Apps: 100, Timeout: Duration(5 * time.Minute)},
+		Helm:        HelmConfig{Apps: 100, Timeout: Duration(5 * time.Minute)},
+		Definitions: DefinitionsConfig{Apps: 200, AutoUpdate: 20, Changes: 3, Admissions: 100, Timeout: Duration(5 * time.Minute)},
 	}
 }
 

@@ -88,6 +88,7 @@ func renderReport(res *Results, imgDir, source string, charts []string) string {
 	w("%s", scaleSection(res))
 	w("%s", shardsSection(res))
 	w("%s", helmSection(res))
+	w("%s", definitionsSection(res))
 	w("%s", soakSection(res, imgDir, charts))
 	w("%s", cpuSection(res, imgDir, charts))
 	if len(res.Errors) > 0 {

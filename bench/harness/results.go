@@ -25,16 +25,17 @@ type Results struct {
 	// Earlier are runs whose scenarios were kept by Merge.
 	Earlier []EarlierRun `json:"earlier,omitempty"`
 
-	Memory  []MemoryResult  `json:"memory,omitempty"`
-	Steady  []SteadyResult  `json:"steady,omitempty"`
-	Drift   []DriftResult   `json:"drift,omitempty"`
-	Fleet   []FleetResult   `json:"fleet,omitempty"`
-	BigApp  []BigAppResult  `json:"bigApp,omitempty"`
-	Managed []ManagedResult `json:"managed,omitempty"`
-	Scale   []ScaleResult   `json:"scale,omitempty"`
-	Shards  []ShardsResult  `json:"shards,omitempty"`
-	Soak    []SoakResult    `json:"soak,omitempty"`
-	Helm    []HelmResult    `json:"helm,omitempty"`
+	Memory      []MemoryResult      `json:"memory,omitempty"`
+	Steady      []SteadyResult      `json:"steady,omitempty"`
+	Drift       []DriftResult       `json:"drift,omitempty"`
+	Fleet       []FleetResult       `json:"fleet,omitempty"`
+	BigApp      []BigAppResult      `json:"bigApp,omitempty"`
+	Managed     []ManagedResult     `json:"managed,omitempty"`
+	Scale       []ScaleResult       `json:"scale,omitempty"`
+	Shards      []ShardsResult      `json:"shards,omitempty"`
+	Soak        []SoakResult        `json:"soak,omitempty"`
+	Helm        []HelmResult        `json:"helm,omitempty"`
+	Definitions []DefinitionsResult `json:"definitions,omitempty"`
 	// CPU is what each controller process spent in each scenario.
 	CPU []ScenarioCPU `json:"cpu,omitempty"`
 	// SoakBefore is an earlier soak the report compares with (stewardbench
@@ -120,6 +121,9 @@ func Merge(prev, cur *Results, ran []string) *Results {
 	keep(ScenarioScale, len(prev.Scale) > 0, func() { out.Scale, out.Profile.Scale = prev.Scale, prev.Profile.Scale })
 	keep(ScenarioShards, len(prev.Shards) > 0, func() { out.Shards, out.Profile.Shards = prev.Shards, prev.Profile.Shards })
 	keep(ScenarioHelm, len(prev.Helm) > 0, func() { out.Helm, out.Profile.Helm = prev.Helm, prev.Profile.Helm })
+	keep(ScenarioDefinitions, len(prev.Definitions) > 0, func() {
+		out.Definitions, out.Profile.Definitions = prev.Definitions, prev.Profile.Definitions
+	})
 	keep(ScenarioSoak, len(prev.Soak) > 0, func() { out.Soak, out.Profile.Soak, out.SoakBefore = prev.Soak, prev.Profile.Soak, prev.SoakBefore })
 	if !keptAny {
 		return cur

@@ -32,16 +32,17 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 		QPS: opts.QPS, Burst: opts.Burst, Controllers: opts.Controllers, Variants: opts.BigAppVariants,
 	}}
 	scenarios := map[string]func(context.Context, *session) error{
-		ScenarioMemory:  r.memory,
-		ScenarioSteady:  r.steady,
-		ScenarioDrift:   r.drift,
-		ScenarioFleet:   r.fleet,
-		ScenarioBigApp:  r.bigApp,
-		ScenarioManaged: r.managed,
-		ScenarioSoak:    r.soak,
-		ScenarioScale:   r.scale,
-		ScenarioShards:  r.shards,
-		ScenarioHelm:    r.helm,
+		ScenarioMemory:      r.memory,
+		ScenarioSteady:      r.steady,
+		ScenarioDrift:       r.drift,
+		ScenarioFleet:       r.fleet,
+		ScenarioBigApp:      r.bigApp,
+		ScenarioManaged:     r.managed,
+		ScenarioSoak:        r.soak,
+		ScenarioScale:       r.scale,
+		ScenarioShards:      r.shards,
+		ScenarioHelm:        r.helm,
+		ScenarioDefinitions: r.definitions,
 	}
 	for _, name := range append(slices.Clone(AllScenarios), OptInScenarios...) {
 		if !opts.runs(name) {

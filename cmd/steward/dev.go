@@ -46,6 +46,9 @@ func newLocalPlaneCommand(use string) *cobra.Command {
 	var cpOpts localcp.Options
 	ctrlOpts := controller.NewOptions()
 	ctrlOpts.MetricsAddr, ctrlOpts.HealthAddr = devMetricsAddr, devHealthAddr
+	// Admission on, as the chart runs it: the API server calls the webhook
+	// on loopback (--webhook-url), with a certificate Steward issues.
+	ctrlOpts.UseWebhook, ctrlOpts.WebhookHost, ctrlOpts.WebhookCertDir = true, "127.0.0.1", filepath.Join(".local", "webhook-certs")
 	// Console logs with a short time for a person at a terminal; the flags
 	// (--zap-encoder=json, --zap-time-encoding) still override them.
 	zapOpts := zap.Options{NewEncoder: newConsoleEncoder, TimeEncoder: zapcore.TimeEncoderOfLayout("15:04:05.000")}
@@ -119,6 +122,7 @@ func newConsoleEncoder(opts ...zap.EncoderConfigOption) zapcore.Encoder {
 const (
 	devMetricsAddr = "127.0.0.1:28080"
 	devHealthAddr  = "127.0.0.1:29440"
+	devWebhookPort = 29443
 )
 
 // pickFreeAddrs moves the metrics and health endpoints the user did not
@@ -145,6 +149,25 @@ func pickFreeAddrs(cmd *cobra.Command, opts *controller.Options) error {
 		}
 		*f.addr = addr
 	}
+	if opts.UseWebhook && opts.WebhookURL == "" {
+		// The webhook too, unless placed by hand.
+		addr := net.JoinHostPort(opts.WebhookHost, strconv.Itoa(opts.WebhookPort))
+		if !cmd.Flags().Changed("webhook-port") {
+			free, err := localcp.FreeLoopbackAddr(devWebhookPort)
+			if err != nil {
+				return err
+			}
+			addr = free
+		}
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return err
+		}
+		if opts.WebhookPort, err = strconv.Atoi(port); err != nil {
+			return err
+		}
+		opts.WebhookHost, opts.WebhookURL = host, "https://"+addr
+	}
 	return nil
 }
 
@@ -158,6 +181,9 @@ func printDevUsage(w io.Writer, cp *localcp.ControlPlane, opts controller.Option
 	fmt.Fprintf(w, "\nSteward is running on a local control plane at %s\n", cp.Config.Host)
 	fmt.Fprintf(w, "  metrics:        %s\n", endpoint(opts.MetricsAddr, "/metrics"))
 	fmt.Fprintf(w, "  health:         %s\n", endpoint(opts.HealthAddr, "/healthz"))
+	if opts.UseWebhook {
+		fmt.Fprintf(w, "  admission:      %s (ValidatingWebhookConfiguration %s)\n", opts.WebhookURL, opts.WebhookConfiguration)
+	}
 	fmt.Fprintf(w, "  component logs: %s\n", cp.LogDir)
 	fmt.Fprintf(w, "\nTry, in another terminal:\n\n")
 	fmt.Fprintf(w, "  export KUBECONFIG=%s\n", cp.KubeconfigPath)

@@ -88,6 +88,7 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		LeaderElectionNamespace: opts.LeaderElectionNS,
 		Cache:                   cacheOptions(&opts.InformerSyncPeriod, opts.Sharding.Selector()),
 		Controller:              ctrlConfig(skip),
+		WebhookServer:           webhookServer(opts),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
@@ -116,6 +117,9 @@ func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		}
 	}
 	if err := setupDefinitionReconcilers(mgr, r.Renderer, r.Recorder, keeper); err != nil {
+		return nil, err
+	}
+	if err := setupAdmission(mgr, cfg, opts, r); err != nil {
 		return nil, err
 	}
 	if err := setupSharding(mgr, cfg, opts); err != nil {

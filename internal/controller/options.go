@@ -71,6 +71,27 @@ type Options struct {
 	// DefinitionRevisionLimit is how many revisions of one definition are
 	// kept, besides those Applications pin.
 	DefinitionRevisionLimit int
+	// UseWebhook serves the validating admission webhook.
+	UseWebhook bool
+	// WebhookHost and WebhookPort are where it listens.
+	WebhookHost string
+	WebhookPort int
+	// WebhookCertDir holds its serving certificate (tls.crt, tls.key).
+	WebhookCertDir string
+	// WebhookCerts is WebhookCertsSelf or WebhookCertsExternal.
+	WebhookCerts string
+	// WebhookCertSecret is the Secret, in the controller's namespace, of
+	// self-managed certificates.
+	WebhookCertSecret string
+	// WebhookConfiguration is the ValidatingWebhookConfiguration's name.
+	WebhookConfiguration string
+	// WebhookService is the Service in front of the webhook, in the
+	// controller's namespace: the certificate's name.
+	WebhookService string
+	// WebhookURL, when set, is how the API server reaches a Steward
+	// running outside the cluster: Steward writes the configuration
+	// itself, with this URL.
+	WebhookURL string
 	// WatchFullReadPeriod is how often watch mode reads every object of
 	// an Application in one pass, trusting no cache; 0 never does.
 	WatchFullReadPeriod time.Duration
@@ -127,6 +148,12 @@ func NewOptions() Options {
 		HelmCacheBytes:          64 << 20,
 		HelmFetchTimeout:        time.Minute,
 		DefinitionRevisions:     true,
+		WebhookPort:             9443,
+		WebhookCertDir:          "/k8s-webhook-server/serving-certs",
+		WebhookCerts:            WebhookCertsSelf,
+		WebhookCertSecret:       "steward-webhook-certs",
+		WebhookConfiguration:    "steward",
+		WebhookService:          "steward-webhook",
 		DefinitionRevisionLimit: 20,
 		Sharding:                sharding.Defaults(),
 		Budget:                  sandbox.DefaultBudget(),
@@ -163,6 +190,15 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.HelmCacheBytes, "helm-chart-cache-bytes", o.HelmCacheBytes, "Bytes of Helm chart archives kept in memory, shared by every Application (a chart is kept once, by digest); the least recently used goes first.")
 	fs.BoolVar(&o.DefinitionRevisions, "definition-revisions", o.DefinitionRevisions, "Record every change of a definition's spec in a DefinitionRevision (<name>-v<N>), render types that pin one (type: webservice@v2) from it, and render Applications annotated app.oam.dev/autoUpdate: \"true\" again when a definition they use changes. Off: no revisions are written, pinned types are refused, and autoUpdate is not carried (as before).")
 	fs.IntVar(&o.DefinitionRevisionLimit, "definition-revision-limit", o.DefinitionRevisionLimit, "Revisions kept per definition; older ones go first, but never one an Application pins or the one holding the current spec.")
+	fs.BoolVar(&o.UseWebhook, "use-webhook", o.UseWebhook, "Serve the validating admission webhook: Applications and definitions that can never render are refused at kubectl apply, with the field at fault (docs/admission.md). Its ValidatingWebhookConfiguration has failurePolicy Ignore: a Steward that is down never blocks the cluster.")
+	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost, "Address the webhook listens on (empty: every interface).")
+	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "Port the webhook listens on.")
+	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", o.WebhookCertDir, "Directory of the webhook's serving certificate, tls.crt and tls.key; read again when they change.")
+	fs.StringVar(&o.WebhookCerts, "webhook-certs", o.WebhookCerts, "Who issues the webhook's certificate: \"self\" (Steward: a CA and certificate kept in --webhook-cert-secret, rotated before they expire, the CA injected into the configuration's caBundle) or \"external\" (cert-manager or another issuer writes --webhook-cert-dir and injects the caBundle).")
+	fs.StringVar(&o.WebhookCertSecret, "webhook-cert-secret", o.WebhookCertSecret, "Secret, in the controller's namespace, holding self-managed webhook certificates.")
+	fs.StringVar(&o.WebhookConfiguration, "webhook-configuration", o.WebhookConfiguration, "Name of the ValidatingWebhookConfiguration whose caBundle Steward keeps (self-managed certificates).")
+	fs.StringVar(&o.WebhookService, "webhook-service", o.WebhookService, "Service in front of the webhook, in the controller's namespace: the certificate is issued for <service>.<namespace>.svc.")
+	fs.StringVar(&o.WebhookURL, "webhook-url", o.WebhookURL, "URL the API server calls the webhook at when Steward runs outside the cluster (https://127.0.0.1:9443): Steward writes the ValidatingWebhookConfiguration itself, and the certificate is issued for the URL's host. steward dev sets it.")
 	fs.DurationVar(&o.HelmFetchTimeout, "helm-fetch-timeout", o.HelmFetchTimeout, "Longest one Helm chart download may take (a chart's options.timeout, when shorter, bounds its own). Downloads run in the background: a render waits for one at most 2s, then is retried.")
 	fs.DurationVar(&o.WatchFullReadPeriod, "watch-full-read-period", o.WatchFullReadPeriod, "In watch mode, how often one re-sync pass of an Application reads every object from the API server even when the watch cache shows it unchanged: a safety net under the watch. 0 never does after the first pass of the process.")
 	fs.BoolVar(&o.Sharding.Enabled, "enable-sharding", o.Sharding.Enabled, "Reconcile only the Applications of this replica's shard (--shard-id), as KubeVela does: those labelled controller.core.oam.dev/scheduled-shard-id=<shard-id>, with their resource trackers, through label-selected caches. The master shard also assigns unlabelled Applications to live shards and moves the Applications of a shard that is gone.")
@@ -197,6 +233,9 @@ func (o Options) Validate() error {
 	}
 	if o.DefinitionRevisionLimit < 1 {
 		return fmt.Errorf("--definition-revision-limit %d: want at least 1", o.DefinitionRevisionLimit)
+	}
+	if o.WebhookCerts != WebhookCertsSelf && o.WebhookCerts != WebhookCertsExternal {
+		return fmt.Errorf("--webhook-certs %q: want %q or %q", o.WebhookCerts, WebhookCertsSelf, WebhookCertsExternal)
 	}
 	if o.HelmFetchTimeout <= 0 {
 		return fmt.Errorf("--helm-fetch-timeout %s: want more than 0", o.HelmFetchTimeout)

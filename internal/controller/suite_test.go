@@ -135,7 +135,7 @@ func startStoppableManager(t *testing.T, cfg *rest.Config, opts Options) func() 
 
 // newNamespace creates a namespace for one test, holding its own
 // definitions so tests do not share state.
-func newNamespace(t *testing.T) string {
+func newNamespace(t testing.TB) string {
 	t.Helper()
 	requireControlPlane(t)
 	name := strings.ToLower(strings.ReplaceAll(t.Name(), "_", "-"))
@@ -159,7 +159,7 @@ func newNamespace(t *testing.T) string {
 // without this each test would redo the work of all tests before it).
 // Finalizers are dropped, not run: the test's own manager may already be
 // stopped. Delivered objects stay; no Application claims them any more.
-func forget(t *testing.T, ns string) {
+func forget(t testing.TB, ns string) {
 	ctx := context.Background()
 	unfinalize := func(obj client.Object) {
 		if len(obj.GetFinalizers()) == 0 {

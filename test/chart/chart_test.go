@@ -13,9 +13,14 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/steward-oam/steward/internal/admission"
 	"github.com/steward-oam/steward/internal/controller"
 )
 
@@ -80,17 +85,20 @@ func TestChart_DeploymentFlagsAreControllerFlags(t *testing.T) {
 	want.SystemDefinitionNS = "vela-system"
 	want.MetricsAddr = ":8080"
 	want.HealthAddr = ":9440"
+	want.UseWebhook = true
+	want.WebhookService = "steward-webhook"
+	want.WebhookCertSecret = "steward-webhook-certs"
 	if !reflect.DeepEqual(opts, want) {
 		t.Fatalf("options from the chart:\n%+v\nwant\n%+v", opts, want)
 	}
 
-	objs = render(t, "--set", "metrics.enabled=false,leaderElection.enabled=false,controllerArgs.trackerCompression=zstd",
+	objs = render(t, "--set", "metrics.enabled=false,leaderElection.enabled=false,controllerArgs.trackerCompression=zstd,admission.enabled=false",
 		"--set", "controllerArgs.cachedGVKs={Deployment.v1.apps,ConfigMap.v1},controllerArgs.driftDetection=timer",
 		"--set", "extraArgs={--zap-log-level=4,--application-re-sync-jitter=0.2}")
 	opts = parseControllerFlags(t, containerArgs(t, one(t, objs, "Deployment"))[1:])
 	if opts.MetricsAddr != "0" || opts.EnableLeaderElection || opts.TrackerCompression != "zstd" ||
 		!slices.Equal(opts.CachedGVKs, []string{"Deployment.v1.apps", "ConfigMap.v1"}) || opts.ReSyncJitter != 0.2 ||
-		opts.DriftDetection != "timer" {
+		opts.DriftDetection != "timer" || opts.UseWebhook {
 		t.Fatalf("options from custom values: %+v", opts)
 	}
 	if len(find(objs, "Service")) != 0 || len(find(objs, "Role")) != 0 {
@@ -267,5 +275,48 @@ func TestChart_ShardingRendersOneDeploymentPerShard(t *testing.T) {
 	}
 	if _, err := runHelm(t, "template", "steward", "charts/steward", "--kube-version", kubeVersion, "--set", "sharding.enabled=true,sharding.shards=0"); err == nil {
 		t.Error("sharding.shards=0 rendered; want a refusal")
+	}
+}
+
+// TestChart_WebhookConfigurationIsAdmissions: the chart's
+// ValidatingWebhookConfiguration is the one internal/admission builds (the
+// controller writes that one itself outside a cluster), calling the
+// webhook Service the controller issues its certificate for; with
+// cert-manager, its Certificate names the same Service and Secret.
+func TestChart_WebhookConfigurationIsAdmissions(t *testing.T) {
+	objs := render(t)
+	live := one(t, objs, "ValidatingWebhookConfiguration")
+	var got admissionregistrationv1.ValidatingWebhookConfiguration
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(live.Object, &got); err != nil {
+		t.Fatal(err)
+	}
+	svc := &admissionregistrationv1.ServiceReference{Name: "steward-webhook", Namespace: releaseNamespace, Port: ptr.To[int32](443)}
+	want := admission.Configuration("steward", admission.ClientConfig{Service: svc}, nil)
+	if !equality.Semantic.DeepEqual(got.Webhooks, want.Webhooks) {
+		t.Fatalf("chart webhooks:\n%+v\nwant (internal/admission):\n%+v", got.Webhooks, want.Webhooks)
+	}
+	if got.Name != "steward" {
+		t.Fatalf("configuration %q; the controller keeps the caBundle of --webhook-configuration=steward", got.Name)
+	}
+	services := find(objs, "Service")
+	found := false
+	for _, s := range services {
+		found = found || s.GetName() == svc.Name
+	}
+	if !found {
+		t.Fatal("no webhook Service")
+	}
+
+	objs = render(t, "--set", "admission.certManager.enabled=true")
+	opts := parseControllerFlags(t, containerArgs(t, one(t, objs, "Deployment"))[1:])
+	if opts.WebhookCerts != controller.WebhookCertsExternal {
+		t.Fatalf("cert-manager mode passes --webhook-certs=%s", opts.WebhookCerts)
+	}
+	cert := one(t, objs, "Certificate")
+	if sn, _, _ := unstructured.NestedString(cert.Object, "spec", "secretName"); sn != "steward-webhook-certs" {
+		t.Fatalf("certificate secret %q", sn)
+	}
+	if one(t, objs, "ValidatingWebhookConfiguration").GetAnnotations()["cert-manager.io/inject-ca-from"] != releaseNamespace+"/steward-webhook" {
+		t.Fatal("cert-manager does not inject the caBundle")
 	}
 }

@@ -170,7 +170,15 @@ func TestChart_ServiceMonitorScrapesTheMetricsService(t *testing.T) {
 			t.Errorf("ServiceMonitor selector %v and Service %s (labels %v)", selector, o.GetName(), o.GetLabels())
 		}
 	}
-	svc := one(t, objs, "Service")
+	var svc *unstructured.Unstructured
+	for _, o := range find(objs, "Service") {
+		if strings.HasSuffix(o.GetName(), "-metrics") {
+			svc = o
+		}
+	}
+	if svc == nil {
+		t.Fatal("no metrics Service")
+	}
 	if !selects(selector, svc.GetLabels()) {
 		t.Fatalf("ServiceMonitor selector %v does not select the metrics Service %v", selector, svc.GetLabels())
 	}

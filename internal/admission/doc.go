@@ -1,0 +1,20 @@
+// Package admission is Steward's validating admission webhook: it refuses,
+// at `kubectl apply`, an Application that can never render (an unknown
+// component, trait, policy or step type, properties that do not fit a
+// definition's parameter, a workflow that does not check) and a definition
+// whose CUE does not compile, with a message naming the field.
+//
+// The checks are the controller's own: definitions are resolved by
+// definition.Resolver, the Application is placed by placement and rendered
+// by delivery.Objects with the controller's render.Renderer, and
+// definitions are compiled by Renderer.CheckTemplate, so the webhook and
+// the controller never disagree. What only the cluster can say (a chart to
+// fetch, a cluster to reach, an evaluator too busy) is admitted with a
+// warning and left to the controller, which reports it as a condition.
+//
+//	checker := &admission.Checker{Resolver: resolver, Renderer: renderer}
+//	admission.Register(mgr.GetWebhookServer(), checker, timeout)
+//
+// Configuration builds the ValidatingWebhookConfiguration (failurePolicy
+// Ignore: a Steward that is down never blocks the cluster).
+package admission

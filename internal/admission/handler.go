@@ -1,0 +1,132 @@
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+)
+
+// The paths the webhook serves.
+const (
+	ApplicationPath = "/validate-core-oam-dev-v1beta1-applications"
+	DefinitionPath  = "/validate-core-oam-dev-v1beta1-definitions"
+)
+
+// DefaultTimeout bounds one check: under the configuration's
+// timeoutSeconds (5), so that the answer always reaches the API server.
+const DefaultTimeout = 3 * time.Second
+
+// Register serves the Application and definition checks on srv. A check
+// that takes longer than timeout admits the object with a warning: the
+// controller checks it again and reports what it finds as a condition.
+func Register(srv webhook.Server, c *Checker, timeout time.Duration) {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	srv.Register(ApplicationPath, &webhook.Admission{Handler: &handler{checker: c, timeout: timeout}})
+	srv.Register(DefinitionPath, &webhook.Admission{Handler: &handler{checker: c, timeout: timeout}})
+}
+
+type handler struct {
+	checker *Checker
+	timeout time.Duration
+}
+
+// Handle checks one request.
+func (h *handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return admission.Allowed("")
+	}
+	obj, spec := newObject(req.Kind.Kind)
+	if obj == nil {
+		return admission.Allowed("not a kind Steward checks")
+	}
+	if err := json.Unmarshal(req.Object.Raw, obj); err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding %s: %w", req.Kind.Kind, err))
+	}
+	if obj.GetNamespace() == "" {
+		obj.SetNamespace(req.Namespace)
+	}
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return admission.Allowed("being deleted")
+	}
+	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
+		old, oldSpec := newObject(req.Kind.Kind)
+		if err := json.Unmarshal(req.OldObject.Raw, old); err == nil && equality.Semantic.DeepEqual(spec(), oldSpec()) {
+			// Metadata or status only (Steward's own finalizer, a label):
+			// nothing the checks look at changed.
+			return admission.Allowed("spec unchanged")
+		}
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("kind", req.Kind.Kind, "namespace", obj.GetNamespace(), "name", obj.GetName())
+	done := make(chan Result, 1)
+	go func() {
+		// Not bound to ctx: an evaluation runs to its own budget; its
+		// answer is dropped if it comes too late.
+		checkCtx, cancel := context.WithTimeout(context.Background(), 4*h.timeout)
+		defer cancel()
+		if app, ok := obj.(*v1beta1.Application); ok {
+			done <- h.checker.Application(checkCtx, app)
+			return
+		}
+		done <- h.checker.Definition(checkCtx, obj)
+	}()
+	var res Result
+	select {
+	case res = <-done:
+	case <-time.After(h.timeout):
+		log.V(1).Info("Admitted unchecked: the check took too long", "timeout", h.timeout)
+		return admission.Allowed("").WithWarnings(fmt.Sprintf("steward: not checked within %s; the controller reports any problem in the status conditions", h.timeout))
+	case <-ctx.Done():
+		return admission.Allowed("").WithWarnings("steward: not checked; the controller reports any problem in the status conditions")
+	}
+	warnings := make([]string, 0, len(res.Warnings))
+	for _, w := range res.Warnings {
+		warnings = append(warnings, "steward: "+w)
+	}
+	if len(res.Errors) == 0 {
+		if len(warnings) > 0 {
+			log.V(1).Info("Admitted with warnings", "warnings", warnings)
+		}
+		return admission.Allowed("").WithWarnings(warnings...)
+	}
+	log.V(1).Info("Refused at admission", "errors", res.summary())
+	status := apierrors.NewInvalid(schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: req.Kind.Kind}, obj.GetName(), res.Errors).ErrStatus
+	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status, Warnings: warnings}}
+}
+
+// newObject returns an empty object of kind and a function returning its
+// spec, or nil for a kind Steward does not check.
+func newObject(kind string) (client.Object, func() any) {
+	switch kind {
+	case "Application":
+		o := &v1beta1.Application{}
+		return o, func() any { return o.Spec }
+	case "ComponentDefinition":
+		o := &v1beta1.ComponentDefinition{}
+		return o, func() any { return o.Spec }
+	case "TraitDefinition":
+		o := &v1beta1.TraitDefinition{}
+		return o, func() any { return o.Spec }
+	case "PolicyDefinition":
+		o := &v1beta1.PolicyDefinition{}
+		return o, func() any { return o.Spec }
+	case "WorkflowStepDefinition":
+		o := &v1beta1.WorkflowStepDefinition{}
+		return o, func() any { return o.Spec }
+	}
+	return nil, nil
+}
