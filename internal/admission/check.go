@@ -252,25 +252,21 @@ func (c *Checker) Definition(ctx context.Context, def client.Object) Result {
 // parts returns what Definition checks of a definition.
 func parts(def client.Object) (kind, tmpl string, path *field.Path, status *v1beta1.Status) {
 	path = field.NewPath("spec", "schematic", "cue", "template")
+	// read is a component's or trait's template, where render reads it.
+	read := func(t render.Template, err error) string {
+		if err != nil {
+			return ""
+		}
+		if t.Field == render.FieldExtensionTemplate {
+			path = field.NewPath("spec", "extension", "template")
+		}
+		return t.Text
+	}
 	switch d := def.(type) {
 	case *v1beta1.ComponentDefinition:
-		t, err := render.ComponentTemplate(d)
-		if err == nil {
-			tmpl = t.Text
-			if t.Field == render.FieldExtensionTemplate {
-				path = field.NewPath("spec", "extension", "template")
-			}
-		}
-		return render.KindComponent, tmpl, path, d.Spec.Status
+		return render.KindComponent, read(render.ComponentTemplate(d)), path, d.Spec.Status
 	case *v1beta1.TraitDefinition:
-		t, err := render.TraitTemplate(d)
-		if err == nil {
-			tmpl = t.Text
-			if t.Field == render.FieldExtensionTemplate {
-				path = field.NewPath("spec", "extension", "template")
-			}
-		}
-		return render.KindTrait, tmpl, path, d.Spec.Status
+		return render.KindTrait, read(render.TraitTemplate(d)), path, d.Spec.Status
 	case *v1beta1.PolicyDefinition:
 		return render.KindPolicy, render.PolicyTemplate(d).Text, path, nil
 	case *v1beta1.WorkflowStepDefinition:

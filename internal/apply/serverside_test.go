@@ -3,10 +3,8 @@ package apply
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,35 +19,9 @@ import (
 
 var plane *testcp.Plane
 
-func TestMain(m *testing.M) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Println("KUBEBUILDER_ASSETS is not set: the tests against an API server are skipped (make test sets it)")
-		os.Exit(m.Run())
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	planes, err := testcp.Start(ctx, testcp.Options{}, "apply")
-	cancel()
-	if err != nil {
-		fmt.Println(err)
-		os.Exit(1)
-	}
-	plane = planes[0]
-	code := m.Run()
-	_ = plane.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testcp.Main(m, "apply", &plane) }
 
-func testClient(t *testing.T) client.Client {
-	t.Helper()
-	if plane == nil {
-		t.Skip("needs an API server (KUBEBUILDER_ASSETS)")
-	}
-	c, err := plane.Client(client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func testClient(t *testing.T) client.Client { return testcp.ClientT(t, plane) }
 
 var ssa = Applier{Owner: Owner{Name: "web", Namespace: "default"}}
 

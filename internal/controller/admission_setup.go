@@ -18,8 +18,10 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/admission"
+	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/placement"
 	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/tracker"
 	"github.com/steward-oam/steward/internal/webhookcert"
 )
 
@@ -65,7 +67,10 @@ func setupAdmission(mgr manager.Manager, cfg *rest.Config, opts Options, r *Appl
 			return r.placements(ctx, app, false)
 		},
 		Context: func(app *v1beta1.Application) render.AppContext {
-			return render.AppContext{AppRevision: app.Name + "-v1", AppRevisionNum: max(app.Generation, 1), ClusterVersion: r.ClusterVersion, DeferPostDispatch: true}
+			// The context the controller renders the version with.
+			gen := max(app.Generation, 1)
+			return render.AppContext{AppRevision: delivery.RevisionName(app, gen), AppRevisionNum: gen,
+				PublishVersion: tracker.VersionOf(app).PublishVersion, ClusterVersion: r.ClusterVersion, DeferPostDispatch: true}
 		},
 	}
 	if opts.DefinitionRevisions {

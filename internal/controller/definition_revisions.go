@@ -166,30 +166,47 @@ func (k *revisionKeeper) ensure(ctx context.Context, def client.Object) (*v1beta
 	return out, nil
 }
 
-// prune deletes the oldest revisions beyond the limit, except the one
-// holding the current spec and those an Application pins.
+// prune deletes the oldest revisions while more than the limit are not
+// pinned by an Application (KubeVela's rule: the limit counts the unused
+// ones); the one holding the current spec and pinned ones always stay.
 func (k *revisionKeeper) prune(ctx context.Context, ns string, revs []v1beta1.DefinitionRevision, current string) {
-	excess := len(revs) - k.limit
-	for i := 0; i < len(revs) && excess > 0; i++ {
+	if len(revs) <= k.limit {
+		return
+	}
+	log := ctrl.LoggerFrom(ctx)
+	lookup, err := k.pins(ctx, ns)
+	if err != nil {
+		log.Error(err, "Kept the DefinitionRevisions: who pins them cannot be read")
+		return
+	}
+	var candidates []*v1beta1.DefinitionRevision
+	unpinned := 0
+	for i := range revs {
 		rev := &revs[i]
-		if rev.Name == current {
-			continue
-		}
-		pinned, err := k.pinned(ctx, rev)
+		pinned, err := lookup(rev)
 		if err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "Kept a DefinitionRevision: who pins it cannot be read", "definitionRevision", rev.Name)
+			log.Error(err, "Kept the DefinitionRevisions: who pins them cannot be read", "definitionRevision", rev.Name)
 			return
 		}
 		if pinned != "" {
-			ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Kept a DefinitionRevision beyond the history limit: an Application pins it", "definitionRevision", rev.Name, "application", pinned)
+			log.V(decisionLevel).Info("Kept a DefinitionRevision: an Application pins it", "definitionRevision", rev.Name, "application", pinned)
 			continue
 		}
-		if err := k.client.Delete(ctx, rev, client.Preconditions{UID: &rev.UID}); client.IgnoreNotFound(err) != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "Deleting an old DefinitionRevision failed", "definitionRevision", rev.Name)
+		unpinned++
+		if rev.Name != current {
+			candidates = append(candidates, rev)
+		}
+	}
+	for _, rev := range candidates {
+		if unpinned <= k.limit {
 			return
 		}
-		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Deleted a DefinitionRevision beyond the history limit", "definitionRevision", rev.Name, "limit", k.limit)
-		excess--
+		if err := k.client.Delete(ctx, rev, client.Preconditions{UID: &rev.UID}); client.IgnoreNotFound(err) != nil {
+			log.Error(err, "Deleting an old DefinitionRevision failed", "definitionRevision", rev.Name)
+			return
+		}
+		log.V(decisionLevel).Info("Deleted a DefinitionRevision beyond the history limit", "definitionRevision", rev.Name, "limit", k.limit)
+		unpinned--
 	}
 }
 
@@ -197,28 +214,49 @@ func (k *revisionKeeper) prune(ctx context.Context, ns string, revs []v1beta1.De
 // Revisions of the system namespace serve every namespace; others their
 // own.
 func (k *revisionKeeper) pinned(ctx context.Context, rev *v1beta1.DefinitionRevision) (string, error) {
-	key := string(rev.Spec.DefinitionType) + "/" + rev.Name
-	var opts []client.ListOption
-	if rev.Namespace != k.systemNamespace {
-		opts = append(opts, client.InNamespace(rev.Namespace))
+	lookup, err := k.pins(ctx, rev.Namespace)
+	if err != nil {
+		return "", err
 	}
-	var apps v1beta1.ApplicationList
+	return lookup(rev)
+}
+
+// pins returns who pins a revision of namespace ns: through the cache's
+// index, or, with sharding on (the cache holds one shard's Applications),
+// from one list of the API server's made now.
+func (k *revisionKeeper) pins(ctx context.Context, ns string) (func(*v1beta1.DefinitionRevision) (string, error), error) {
+	scope := func(ns string) []client.ListOption {
+		if ns != k.systemNamespace {
+			return []client.ListOption{client.InNamespace(ns)}
+		}
+		return nil
+	}
+	find := func(apps []v1beta1.Application, key string) string {
+		for i := range apps {
+			if slices.Contains(pinnedRevisionKeys(&apps[i]), key) {
+				return apps[i].Namespace + "/" + apps[i].Name
+			}
+		}
+		return ""
+	}
 	if k.direct {
+		var apps v1beta1.ApplicationList
+		if err := k.apps.List(ctx, &apps, scope(ns)...); err != nil {
+			return nil, err
+		}
+		return func(rev *v1beta1.DefinitionRevision) (string, error) {
+			return find(apps.Items, string(rev.Spec.DefinitionType)+"/"+rev.Name), nil
+		}, nil
+	}
+	return func(rev *v1beta1.DefinitionRevision) (string, error) {
+		key := string(rev.Spec.DefinitionType) + "/" + rev.Name
+		var apps v1beta1.ApplicationList
+		opts := append(scope(rev.Namespace), client.MatchingFields{indexPinnedRevisions: key}, client.UnsafeDisableDeepCopy)
 		if err := k.apps.List(ctx, &apps, opts...); err != nil {
 			return "", err
 		}
-	} else {
-		opts = append(opts, client.MatchingFields{indexPinnedRevisions: key}, client.UnsafeDisableDeepCopy)
-		if err := k.apps.List(ctx, &apps, opts...); err != nil {
-			return "", err
-		}
-	}
-	for i := range apps.Items {
-		if slices.Contains(pinnedRevisionKeys(&apps.Items[i]), key) {
-			return apps.Items[i].Namespace + "/" + apps.Items[i].Name, nil
-		}
-	}
-	return "", nil
+		return find(apps.Items, key), nil
+	}, nil
 }
 
 // forget deletes the revisions of a deleted definition that no

@@ -246,8 +246,8 @@ spec:
 			return nil
 		})
 	}
-	// v1 (pinned) and v4 (current) stay, with v3: the limit of 2 is
-	// exceeded only by the pinned one.
+	// The limit (2) counts the revisions no Application pins: v3 and v4
+	// (current) stay, v2 goes, and v1 stays because it is pinned.
 	waitRevisions(t, ns, "versioned", "versioned-v1", "versioned-v3", "versioned-v4")
 
 	def := &v1beta1.ComponentDefinition{}

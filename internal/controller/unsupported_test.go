@@ -1,10 +1,13 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 )
@@ -48,4 +51,8 @@ spec:
 	}
 	waitReady(t, ns, "auto")
 	waitEvent(t, ns, "auto", v1beta1.EventUnsupportedFeature)
+	var revs v1beta1.DefinitionRevisionList
+	if err := testClient.List(context.Background(), &revs, client.InNamespace(ns)); err != nil || len(revs.Items) > 0 {
+		t.Fatalf("definition revisions turned off, yet %d written (%v)", len(revs.Items), err)
+	}
 }

@@ -210,3 +210,38 @@ func writeKubeconfig(path, name string, cfg *rest.Config, user *clientcmdapi.Aut
 	}
 	return nil
 }
+
+// Main runs a package's tests (m) with one plane named name started for
+// them all, and exits. Without KUBEBUILDER_ASSETS the tests run with no
+// plane (nil): those that need one skip.
+func Main(m *testing.M, name string, plane **Plane) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Println("KUBEBUILDER_ASSETS is not set: the tests against an API server are skipped (make test sets it)")
+		os.Exit(m.Run())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	planes, err := Start(ctx, Options{}, name)
+	cancel()
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	*plane = planes[0]
+	code := m.Run()
+	_ = planes[0].Stop()
+	os.Exit(code)
+}
+
+// ClientT is a client of plane for a test, which it skips when there is no
+// plane (Main without KUBEBUILDER_ASSETS).
+func ClientT(t testing.TB, plane *Plane) client.Client {
+	t.Helper()
+	if plane == nil {
+		t.Skip("needs an API server (KUBEBUILDER_ASSETS)")
+	}
+	c, err := plane.Client(client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
