@@ -123,17 +123,21 @@ func (r *Rotator) Ensure(ctx context.Context) error {
 		}
 		// Another replica wrote it: read theirs.
 	}
+	// The bundle first: the API server trusts a new CA before this
+	// replica serves a certificate it signed. The files are written even
+	// when the bundle cannot be, and the error returned.
+	var injectErr error
+	for _, name := range r.opts.WebhookConfigurations {
+		// Another replica injecting the same bundle conflicts: read again.
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error { return r.inject(ctx, name, secret.Data[KeyCA]) }); err != nil {
+			injectErr = err
+		}
+	}
 	if err := r.writeFiles(secret.Data[KeyCert], secret.Data[KeyKey]); err != nil {
 		return err
 	}
 	r.once.Do(func() { close(r.ready) })
-	for _, name := range r.opts.WebhookConfigurations {
-		// Another replica injecting the same bundle conflicts: read again.
-		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error { return r.inject(ctx, name, secret.Data[KeyCA]) }); err != nil {
-			return err
-		}
-	}
-	return nil
+	return injectErr
 }
 
 // ensureSecret returns the Secret, created or updated when what it holds
