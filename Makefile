@@ -126,6 +126,10 @@ bench-definitions: tools build bench-binaries ## Definition changes under autoUp
 bench-shards: tools build bench-binaries ## One controller against three shards of it: 10,000 apps of 8 objects at QPS 400 / burst 600, heap per replica and time to Ready (issue 15; not part of make bench; ~20 min); keeps the other results
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile full --scenarios shards --merge --qps 400 --burst 600 --controller "steward-watch=bin/steward controller --metrics-addr={metrics-addr} --pprof-addr={pprof-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst} --drift-detection=watch" $(BENCH_ARGS)
 
+.PHONY: bench-dashboard
+bench-dashboard: tools ## The dashboard's list page over 10,000 Applications: server time per page and heap (issue 34; not part of make bench; ~3 min)
+	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) go test ./test/dashboard -run '^$$' -bench Dashboard -benchtime 20x -count 1 -timeout 30m $(BENCH_ARGS)
+
 .PHONY: bench-soak
 bench-soak: tools build bench-binaries ## The soak alone: 100 apps re-syncing every 10 s for 10 min per controller (~25 min); keeps the other results
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile full --scenarios soak --merge $(BENCH_ARGS)

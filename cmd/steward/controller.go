@@ -9,6 +9,7 @@ import (
 
 	"github.com/steward-oam/steward/internal/cli"
 	"github.com/steward-oam/steward/internal/controller"
+	"github.com/steward-oam/steward/internal/dashboard"
 	"github.com/steward-oam/steward/internal/version"
 )
 
@@ -31,7 +32,16 @@ func newControllerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return controller.Run(ctrl.SetupSignalHandler(), cfg, opts)
+			mgr, err := controller.NewManager(cfg, opts)
+			if err != nil {
+				return err
+			}
+			if opts.DashboardAddr != "" && opts.DashboardAddr != "0" {
+				if err := dashboard.AddToManager(mgr, cfg, opts.DashboardAddr, opts.DashboardAllowRemote, opts.ClusterSecretNS); err != nil {
+					return err
+				}
+			}
+			return mgr.Start(ctrl.SetupSignalHandler())
 		},
 	}
 	opts.BindFlags(cmd.Flags())

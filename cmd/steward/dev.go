@@ -190,7 +190,8 @@ func printDevUsage(w io.Writer, cp *localcp.ControlPlane, opts controller.Option
 	for _, e := range examples {
 		fmt.Fprintf(w, "  kubectl apply -f %s\n", e)
 	}
-	fmt.Fprintf(w, "  kubectl get app,rt,deploy,pods\n\n")
+	fmt.Fprintf(w, "  kubectl get app,rt,deploy,pods\n")
+	fmt.Fprintf(w, "  steward dashboard     # then open http://127.0.0.1:8090/\n\n")
 	fmt.Fprintf(w, "Any kubectl works. Pods run on node %s, simulated by kwok: they become\n", localcp.NodeName)
 	fmt.Fprintf(w, "Running and Ready without pulling images or running containers.\n")
 	fmt.Fprintf(w, "Press Ctrl-C to stop; all state is discarded.\n\n")

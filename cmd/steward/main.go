@@ -26,7 +26,7 @@ func newRootCommand() *cobra.Command {
 	}
 	root.AddCommand(newControllerCommand(), newDevCommand(), newUpCommand(), newRenderCommand(), newClusterCommand())
 	root.AddCommand(newVersionCommand(), newLsCommand(), newStatusCommand(), newTreeCommand(),
-		newDiffCommand(), newHistoryCommand(), newRollbackCommand(), newWorkflowCommand())
+		newDiffCommand(), newHistoryCommand(), newRollbackCommand(), newWorkflowCommand(), newDashboardCommand())
 	return root
 }
 

@@ -166,18 +166,14 @@ func List(ctx context.Context, hubConfig *rest.Config, hub client.Client, o List
 	if err != nil {
 		return err
 	}
-	clusters, err := m.Registry().List(ctx)
-	if err != nil {
-		return err
-	}
-	probes, err := m.ProbeAll(ctx)
+	rows, err := Clusters(ctx, m)
 	if err != nil {
 		return err
 	}
 	w := tabwriter.NewWriter(o.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tENDPOINT\tCREDENTIAL\tLABELS\tCONNECTED")
-	for _, c := range clusters {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", displayName(c), orDash(c.Endpoint), c.CredentialType, formatLabels(c.Labels), connected(probes, c.Name))
+	for _, c := range rows {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", displayName(c.Cluster), orDash(c.Endpoint), c.CredentialType, formatLabels(c.Labels), connected(c))
 	}
 	return w.Flush()
 }
@@ -189,15 +185,14 @@ func displayName(c cluster.Cluster) string {
 	return c.Name
 }
 
-func connected(probes map[string]error, name string) string {
-	err, ok := probes[name]
+func connected(c ClusterRow) string {
 	switch {
-	case !ok:
+	case c.Connected:
+		return "yes"
+	case c.Error == "not probed":
 		return "unknown"
-	case err != nil:
-		return "no: " + err.Error()
 	}
-	return "yes"
+	return "no: " + c.Error
 }
 
 func formatLabels(labels map[string]string) string {

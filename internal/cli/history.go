@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -88,18 +87,25 @@ func History(ctx context.Context, hub client.Client, o HistoryOptions) error {
 func Versions(ctx context.Context, hub client.Reader, namespace, name string) (*v1beta1.Application, []AppVersion, error) {
 	app := &v1beta1.Application{}
 	if err := hub.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, app); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil, fmt.Errorf("application %s/%s not found", namespace, name)
-		}
-		return nil, nil, fmt.Errorf("reading application %s/%s: %w", namespace, name, err)
+		return nil, nil, readError(namespace, name, err)
 	}
+	versions, err := versionsOf(ctx, hub, app)
+	if err != nil {
+		return nil, nil, err
+	}
+	return app, versions, nil
+}
+
+// versionsOf lists the versions of app, oldest first.
+func versionsOf(ctx context.Context, hub client.Reader, app *v1beta1.Application) ([]AppVersion, error) {
+	namespace, name := app.Namespace, app.Name
 	var list v1beta1.ResourceTrackerList
 	if err := hub.List(ctx, &list, client.MatchingLabels{
 		v1beta1.LabelAppName:      app.Name,
 		v1beta1.LabelAppNamespace: app.Namespace,
 		v1beta1.LabelTrackerType:  string(v1beta1.ResourceTrackerTypeVersioned),
 	}); err != nil {
-		return nil, nil, fmt.Errorf("listing resource trackers of %s/%s: %w", namespace, name, err)
+		return nil, fmt.Errorf("listing resource trackers of %s/%s: %w", namespace, name, err)
 	}
 	// The controller's order (tracker.Store.List): oldest generation
 	// first, so that "the last one listed" is the newest.
@@ -118,7 +124,7 @@ func Versions(ctx context.Context, hub client.Reader, namespace, name string) (*
 		}
 		v, err := versionOf(app.Name, rt)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		v.Current = rt.Name == currentName
 		out = append(out, v)
@@ -129,7 +135,7 @@ func Versions(ctx context.Context, hub client.Reader, namespace, name string) (*
 		}
 		return a.Created.Compare(b.Created.Time)
 	})
-	return app, out, nil
+	return out, nil
 }
 
 func versionOf(appName string, rt *v1beta1.ResourceTracker) (AppVersion, error) {

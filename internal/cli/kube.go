@@ -95,3 +95,23 @@ func (k *Kube) Target() (*rest.Config, client.Client, string, error) {
 	}
 	return cfg, c, ns, nil
 }
+
+// User names the kubeconfig user of the selected context ("" when it
+// cannot be told, in a Pod say).
+func (k *Kube) User() string {
+	raw, err := k.Flags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return ""
+	}
+	name := raw.CurrentContext
+	if k.Flags.Context != nil && *k.Flags.Context != "" {
+		name = *k.Flags.Context
+	}
+	if c, ok := raw.Contexts[name]; ok {
+		if k.Flags.AuthInfoName != nil && *k.Flags.AuthInfoName != "" {
+			return *k.Flags.AuthInfoName
+		}
+		return c.AuthInfo
+	}
+	return ""
+}

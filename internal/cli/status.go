@@ -118,7 +118,11 @@ func Status(ctx context.Context, hubConfig *rest.Config, hub client.Client, o St
 	if err != nil {
 		return err
 	}
-	st, err := statusOf(ctx, hub, clients, rec, o.Events)
+	tree, err := liveTree(ctx, clients, rec)
+	if err != nil {
+		return err
+	}
+	st, err := statusOf(ctx, hub, rec, tree, o.Events)
 	if err != nil {
 		return err
 	}
@@ -128,9 +132,9 @@ func Status(ctx context.Context, hubConfig *rest.Config, hub client.Client, o St
 	return printStatus(o.Out, st, time.Now())
 }
 
-// statusOf gathers the status of rec: the live tree gives the drift and
+// statusOf gathers the status of rec: its live tree gives the drift and
 // the object counts; events are read from the hub.
-func statusOf(ctx context.Context, hub client.Reader, clients Clients, rec *appRecord, events int) (*AppStatus, error) {
+func statusOf(ctx context.Context, hub client.Reader, rec *appRecord, tree *AppTree, events int) (*AppStatus, error) {
 	app := rec.app
 	st := &AppStatus{
 		Name: app.Name, Namespace: app.Namespace, CreatedAt: app.CreationTimestamp,
@@ -141,10 +145,6 @@ func statusOf(ctx context.Context, hub client.Reader, clients Clients, rec *appR
 	}
 	if app.Status.LatestRevision != nil {
 		st.Revision = app.Status.LatestRevision.Name
-	}
-	tree, err := liveTree(ctx, clients, rec)
-	if err != nil {
-		return nil, err
 	}
 	counts := map[string]int{}
 	for _, c := range tree.Clusters {
@@ -158,6 +158,7 @@ func statusOf(ctx context.Context, hub client.Reader, clients Clients, rec *appR
 		}
 	}
 	st.Components = componentStatuses(app, counts)
+	var err error
 	if st.Trackers, err = trackerSummaries(rec); err != nil {
 		return nil, err
 	}

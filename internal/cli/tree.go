@@ -169,10 +169,7 @@ type appRecord struct {
 func readApp(ctx context.Context, hub client.Client, namespace, name string) (*appRecord, error) {
 	app := &v1beta1.Application{}
 	if err := hub.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, app); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("application %s/%s not found", namespace, name)
-		}
-		return nil, fmt.Errorf("reading application %s/%s: %w", namespace, name, err)
+		return nil, readError(namespace, name, err)
 	}
 	store := tracker.Store{Client: hub}
 	all, err := store.List(ctx, tracker.RefOf(app))

@@ -196,7 +196,26 @@ func (r *ApplicationReconciler) endPass(ctx context.Context, s *scope, result *c
 	if err != nil && !apierrors.IsNotFound(err) {
 		return errors.Join(passErr, fmt.Errorf("writing the status of %s/%s: %w", s.app.Namespace, s.app.Name, err))
 	}
+	if err == nil && startedRunMovesOn(s) && result.RequeueAfter > conflictRetry {
+		// The run's start wakes no pass (applicationChanged), so the
+		// steps after the one that finished run now rather than at the
+		// re-sync.
+		result.RequeueAfter = conflictRetry
+	}
 	return passErr
+}
+
+// startedRunMovesOn reports whether this pass started a workflow run in
+// which a step finished and the next would start, and the run was written:
+// the API server kept status.workflow (an Application CRD that prunes it
+// would have the next pass start the run again, and so loop).
+func startedRunMovesOn(s *scope) bool {
+	f := s.flow
+	if f == nil || !f.Started || !f.Next || s.aborted {
+		return false
+	}
+	w := s.app.Status.Workflow
+	return w != nil && w.AppRevision == f.Status.AppRevision
 }
 
 // forget drops what the reconciler keeps in memory about an Application

@@ -116,10 +116,9 @@ func (r *ApplicationReconciler) requeue(s *scope) ctrl.Result {
 		switch {
 		case f.Next && !f.Started:
 			// A deploy step finished: the next step runs at once. A run
-			// this pass started is written first, and that write wakes
-			// the Application (the watch passes a new run): were the
-			// write lost (an Application CRD that prunes status.workflow)
-			// nothing loops.
+			// this pass started moves on once its status is written
+			// (endPass, startedRunMovesOn): were the write lost (an
+			// Application CRD that prunes status.workflow) nothing loops.
 			after = conflictRetry
 		case f.Requeue > 0 && f.Requeue < after:
 			// A suspend step's duration ends.

@@ -92,6 +92,13 @@ type Options struct {
 	// running outside the cluster: Steward writes the configuration
 	// itself, with this URL.
 	WebhookURL string
+	// DashboardAddr, when set, serves the read-only dashboard there with
+	// the controller's identity; empty or "0" does not. The command adds
+	// it to the manager (internal/dashboard), which this package does not
+	// import.
+	DashboardAddr string
+	// DashboardAllowRemote lets DashboardAddr be other than loopback.
+	DashboardAllowRemote bool
 	// WatchFullReadPeriod is how often watch mode reads every object of
 	// an Application in one pass, trusting no cache; 0 never does.
 	WatchFullReadPeriod time.Duration
@@ -199,6 +206,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.WebhookConfiguration, "webhook-configuration", o.WebhookConfiguration, "Name of the ValidatingWebhookConfiguration whose caBundle Steward keeps (self-managed certificates).")
 	fs.StringVar(&o.WebhookService, "webhook-service", o.WebhookService, "Service in front of the webhook, in the controller's namespace: the certificate is issued for <service>.<namespace>.svc.")
 	fs.StringVar(&o.WebhookURL, "webhook-url", o.WebhookURL, "URL the API server calls the webhook at when Steward runs outside the cluster (https://127.0.0.1:9443): Steward writes the ValidatingWebhookConfiguration itself, and the certificate is issued for the URL's host. steward dev sets it.")
+	fs.StringVar(&o.DashboardAddr, "dashboard-addr", o.DashboardAddr, "Address the read-only dashboard serves on with the controller's identity (127.0.0.1:8090, reached with kubectl port-forward); empty or \"0\" turns it off. Whoever reaches it sees every Application the controller sees.")
+	fs.BoolVar(&o.DashboardAllowRemote, "dashboard-allow-remote", o.DashboardAllowRemote, "Let --dashboard-addr be other than a loopback address. The dashboard has no authentication of its own.")
 	fs.DurationVar(&o.HelmFetchTimeout, "helm-fetch-timeout", o.HelmFetchTimeout, "Longest one Helm chart download may take (a chart's options.timeout, when shorter, bounds its own). Downloads run in the background: a render waits for one at most 2s, then is retried.")
 	fs.DurationVar(&o.WatchFullReadPeriod, "watch-full-read-period", o.WatchFullReadPeriod, "In watch mode, how often one re-sync pass of an Application reads every object from the API server even when the watch cache shows it unchanged: a safety net under the watch. 0 never does after the first pass of the process.")
 	fs.BoolVar(&o.Sharding.Enabled, "enable-sharding", o.Sharding.Enabled, "Reconcile only the Applications of this replica's shard (--shard-id), as KubeVela does: those labelled controller.core.oam.dev/scheduled-shard-id=<shard-id>, with their resource trackers, through label-selected caches. The master shard also assigns unlabelled Applications to live shards and moves the Applications of a shard that is gone.")

@@ -107,3 +107,29 @@ workflow:
 		t.Fatalf("Rendered: %+v %v", c, err)
 	}
 }
+
+// A workflow whose first step finishes in the pass that starts the run
+// goes on to its next step at once, not at the re-sync (an hour here):
+// the run's own start wakes no pass. Found by the dashboard's browser
+// test, where the suspend step was reached only at the re-sync.
+func TestWorkflow_StartedRunMovesOnWithoutWaitingForTheReSync(t *testing.T) {
+	ns := newNamespace(t)
+	opts := testOptions()
+	opts.ReSyncPeriod = time.Hour
+	startManager(t, testCfg, opts)
+	createApp(t, ns, "metadata: {name: staged}\nspec:"+indent(`
+components:
+  - {name: one, type: test-config, properties: {name: one, data: {v: one}}}
+workflow:
+  steps:
+    - {name: apply, type: apply-component, properties: {component: one}}
+    - {name: hold, type: suspend}
+`))
+	eventually(t, 15*time.Second, "the workflow held at the suspend step", func() error {
+		app := getApp(t, ns, "staged")
+		if app.Status.Workflow == nil || !app.Status.Workflow.Suspend {
+			return errNotYet
+		}
+		return nil
+	})
+}

@@ -51,7 +51,7 @@ func TestChart_APIServerAcceptsEveryObject(t *testing.T) {
 		"everything": {"--set", "replicaCount=2,controllerArgs.trackerCompression=gzip,systemDefinitionNamespace=oam-defs," +
 			"serviceAccount.annotations.team=platform,metrics.service.annotations.scrape=true,podAnnotations.a=b," +
 			"podLabels.tier=control,priorityClassName=system-cluster-critical,nodeSelector.role=infra," +
-			"imagePullSecrets[0].name=regcred,podDisruptionBudget.enabled=true,metrics.serviceMonitor.enabled=true",
+			"imagePullSecrets[0].name=regcred,podDisruptionBudget.enabled=true,metrics.serviceMonitor.enabled=true,dashboard.enabled=true",
 			"--set", "controllerArgs.cachedGVKs={Deployment.v1.apps}",
 			"--set", "extraArgs={--zap-log-level=4}",
 			"--set-json", `tolerations=[{"key":"infra","operator":"Exists","effect":"NoSchedule"}]`},

@@ -92,13 +92,13 @@ func TestChart_DeploymentFlagsAreControllerFlags(t *testing.T) {
 		t.Fatalf("options from the chart:\n%+v\nwant\n%+v", opts, want)
 	}
 
-	objs = render(t, "--set", "metrics.enabled=false,leaderElection.enabled=false,controllerArgs.trackerCompression=zstd,admission.enabled=false",
+	objs = render(t, "--set", "metrics.enabled=false,leaderElection.enabled=false,controllerArgs.trackerCompression=zstd,admission.enabled=false,dashboard.enabled=true",
 		"--set", "controllerArgs.cachedGVKs={Deployment.v1.apps,ConfigMap.v1},controllerArgs.driftDetection=timer",
 		"--set", "extraArgs={--zap-log-level=4,--application-re-sync-jitter=0.2}")
 	opts = parseControllerFlags(t, containerArgs(t, one(t, objs, "Deployment"))[1:])
 	if opts.MetricsAddr != "0" || opts.EnableLeaderElection || opts.TrackerCompression != "zstd" ||
 		!slices.Equal(opts.CachedGVKs, []string{"Deployment.v1.apps", "ConfigMap.v1"}) || opts.ReSyncJitter != 0.2 ||
-		opts.DriftDetection != "timer" || opts.UseWebhook {
+		opts.DriftDetection != "timer" || opts.UseWebhook || opts.DashboardAddr != "127.0.0.1:8090" {
 		t.Fatalf("options from custom values: %+v", opts)
 	}
 	if len(find(objs, "Service")) != 0 || len(find(objs, "Role")) != 0 {

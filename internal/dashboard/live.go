@@ -1,0 +1,246 @@
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+)
+
+// broker tells open pages that an Application changed: subscribers of a
+// "namespace/name" key hear of that Application, subscribers of "" of
+// every one.
+type broker struct {
+	mu   sync.Mutex
+	subs map[string]map[chan struct{}]bool
+}
+
+func newBroker() *broker { return &broker{subs: map[string]map[chan struct{}]bool{}} }
+
+// feed publishes the Application informer's events.
+func (b *broker) feed(ctx context.Context, apps cache.Cache) error {
+	inf, err := apps.GetInformer(ctx, &v1beta1.Application{})
+	if err != nil {
+		return fmt.Errorf("watching applications: %w", err)
+	}
+	publish := func(obj any) {
+		if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if a, ok := obj.(*v1beta1.Application); ok {
+			b.publish(a.Namespace + "/" + a.Name)
+		}
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    publish,
+		UpdateFunc: func(_, obj any) { publish(obj) },
+		DeleteFunc: publish,
+	})
+	return err
+}
+
+// subscribe returns a channel that receives (coalesced) when key changes,
+// and the function that ends the subscription.
+func (b *broker) subscribe(key string) (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	b.mu.Lock()
+	if b.subs[key] == nil {
+		b.subs[key] = map[chan struct{}]bool{}
+	}
+	b.subs[key][ch] = true
+	b.mu.Unlock()
+	return ch, func() {
+		b.mu.Lock()
+		delete(b.subs[key], ch)
+		if len(b.subs[key]) == 0 {
+			delete(b.subs, key)
+		}
+		b.mu.Unlock()
+	}
+}
+
+func (b *broker) publish(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, k := range []string{key, ""} {
+		for ch := range b.subs[k] {
+			notify(ch)
+		}
+	}
+}
+
+// notify sends on ch without blocking: a pending signal already says it.
+func notify(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// stream is one server-sent-event response.
+type stream struct {
+	w    http.ResponseWriter
+	f    http.Flusher
+	last []byte
+}
+
+func newStream(w http.ResponseWriter) (*stream, bool) {
+	f, ok := w.(http.Flusher)
+	if !ok {
+		return nil, false
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	f.Flush()
+	return &stream{w: w, f: f}, true
+}
+
+// send writes html as an "update" event unless it is what was sent last.
+func (s *stream) send(html []byte) error {
+	if bytes.Equal(html, s.last) {
+		return nil
+	}
+	s.last = html
+	var b strings.Builder
+	b.WriteString("event: update\n")
+	for _, line := range strings.Split(string(html), "\n") {
+		b.WriteString("data: ")
+		b.WriteString(line)
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	if _, err := s.w.Write([]byte(b.String())); err != nil {
+		return err
+	}
+	s.f.Flush()
+	return nil
+}
+
+// ping keeps the connection open through proxies.
+func (s *stream) ping() error {
+	if _, err := s.w.Write([]byte(": ping\n\n")); err != nil {
+		return err
+	}
+	s.f.Flush()
+	return nil
+}
+
+// settle waits a moment after a change and drains the signals that came
+// meanwhile, so that a burst of events costs one render.
+func settle(ctx context.Context, d time.Duration, chs ...<-chan struct{}) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(d):
+	}
+	for _, ch := range chs {
+		select {
+		case <-ch:
+		default:
+		}
+	}
+}
+
+const pingEvery = 25 * time.Second
+
+// liveList streams the list page's table whenever an Application changes.
+func (s *Server) liveList(w http.ResponseWriter, r *http.Request) {
+	st, ok := newStream(w)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	ctx := r.Context()
+	changed, done := s.broker.subscribe("")
+	defer done()
+	q := parseListQuery(r.URL.Query(), s.opts.PageSize)
+	ping := time.NewTicker(pingEvery)
+	defer ping.Stop()
+	for {
+		v, err := s.listApps(r, q)
+		var buf bytes.Buffer
+		if err == nil {
+			err = s.pages.ExecuteTemplate(&buf, "listBody", v)
+		}
+		if err != nil {
+			buf.Reset()
+			_ = s.pages.ExecuteTemplate(&buf, "liveError", err.Error())
+		}
+		if st.send(buf.Bytes()) != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ping.C:
+			if st.ping() != nil {
+				return
+			}
+		case <-changed:
+			settle(ctx, time.Second, changed)
+		}
+	}
+}
+
+// liveApp streams an Application's page when the Application changes, when
+// a watch of its objects sees one change, and every Poll.
+func (s *Server) liveApp(w http.ResponseWriter, r *http.Request) {
+	ns, name := r.PathValue("namespace"), r.PathValue("name")
+	if s.opts.Namespace != "" && ns != s.opts.Namespace {
+		http.NotFound(w, r)
+		return
+	}
+	st, ok := newStream(w)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	ctx := r.Context()
+	changed, done := s.broker.subscribe(ns + "/" + name)
+	defer done()
+	objects := newObjectWatch(s.opts.Clusters, ns, name, s.opts.Log)
+	defer objects.stop()
+	poll := time.NewTicker(s.opts.Poll)
+	defer poll.Stop()
+	ping := time.NewTicker(pingEvery)
+	defer ping.Stop()
+	for {
+		var buf bytes.Buffer
+		d, err := s.detail(r, ns, name)
+		if err == nil {
+			objects.ensure(ctx, d.Tree)
+			err = s.pages.ExecuteTemplate(&buf, "appBody", appView{AppDetail: d, Now: time.Now()})
+		}
+		if err != nil {
+			buf.Reset()
+			_ = s.pages.ExecuteTemplate(&buf, "liveError", err.Error())
+		}
+		if st.send(buf.Bytes()) != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ping.C:
+			if st.ping() != nil {
+				return
+			}
+			continue
+		case <-poll.C:
+		case <-changed:
+		case <-objects.changed:
+		}
+		settle(ctx, 200*time.Millisecond, changed, objects.changed)
+	}
+}

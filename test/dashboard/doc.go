@@ -1,0 +1,6 @@
+// Package dashboard tests `steward dashboard` in a real browser: headless
+// Chromium (Debian's chromium package; .ci/run installs it) driven by
+// chromedp, against a real kube-apiserver and etcd and a running Steward
+// controller. It writes a screenshot of each page under _output/dashboard
+// for docs/dashboard.md.
+package dashboard
