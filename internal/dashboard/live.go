@@ -154,6 +154,20 @@ func settle(ctx context.Context, d time.Duration, chs ...<-chan struct{}) {
 
 const pingEvery = 25 * time.Second
 
+// fragment renders the template name with data for a live update, or err
+// in its place.
+func (s *Server) fragment(name string, data any, err error) []byte {
+	var buf bytes.Buffer
+	if err == nil {
+		err = s.pages.ExecuteTemplate(&buf, name, data)
+	}
+	if err != nil {
+		buf.Reset()
+		_ = s.pages.ExecuteTemplate(&buf, "liveError", err.Error())
+	}
+	return buf.Bytes()
+}
+
 // liveList streams the list page's table whenever an Application changes.
 func (s *Server) liveList(w http.ResponseWriter, r *http.Request) {
 	st, ok := newStream(w)
@@ -169,15 +183,7 @@ func (s *Server) liveList(w http.ResponseWriter, r *http.Request) {
 	defer ping.Stop()
 	for {
 		v, err := s.listApps(r, q)
-		var buf bytes.Buffer
-		if err == nil {
-			err = s.pages.ExecuteTemplate(&buf, "listBody", v)
-		}
-		if err != nil {
-			buf.Reset()
-			_ = s.pages.ExecuteTemplate(&buf, "liveError", err.Error())
-		}
-		if st.send(buf.Bytes()) != nil {
+		if st.send(s.fragment("listBody", v, err)) != nil {
 			return
 		}
 		select {
@@ -216,17 +222,13 @@ func (s *Server) liveApp(w http.ResponseWriter, r *http.Request) {
 	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
 	for {
-		var buf bytes.Buffer
+		var view *appView
 		d, err := s.detail(r, ns, name)
 		if err == nil {
 			objects.ensure(ctx, d.Tree)
-			err = s.pages.ExecuteTemplate(&buf, "appBody", appView{AppDetail: d, Now: time.Now()})
+			view = &appView{AppDetail: d, Now: time.Now()}
 		}
-		if err != nil {
-			buf.Reset()
-			_ = s.pages.ExecuteTemplate(&buf, "liveError", err.Error())
-		}
-		if st.send(buf.Bytes()) != nil {
+		if st.send(s.fragment("appBody", view, err)) != nil {
 			return
 		}
 		select {

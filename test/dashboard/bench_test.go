@@ -19,6 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/controller"
 	"github.com/steward-oam/steward/internal/dashboard"
@@ -49,6 +52,7 @@ func benchDashboard(b *testing.B) string {
 			benchErr = fmt.Errorf("KUBEBUILDER_ASSETS is not set (make bench-dashboard sets it)")
 			return
 		}
+		ctrllog.SetLogger(logr.Discard())
 		ctx := context.Background()
 		planes, err := testcp.Start(ctx, testcp.Options{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd")}}, "bench")
 		if err != nil {

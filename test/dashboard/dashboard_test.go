@@ -3,6 +3,8 @@ package dashboard
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -127,6 +129,11 @@ func TestDashboard_InABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The controller serves the dashboard too, with its own identity.
+	controllerAddr := freeLoopbackAddr(t)
+	if err := dashboard.AddToManager(mgr, plane.Config, controllerAddr, false, ""); err != nil {
+		t.Fatal(err)
+	}
 	go func() { _ = mgr.Start(ctx) }()
 
 	ns := "shop"
@@ -205,6 +212,10 @@ spec:
 		t.Fatal("the dashboard did not start within a minute")
 	}
 	checkReadOnly(t, base)
+	checkReadOnly(t, "http://"+controllerAddr+"/")
+	if page := get(t, "http://"+controllerAddr+"/"); !strings.Contains(page, `data-app="shop/storefront"`) || !strings.Contains(page, "reading as the Steward controller") {
+		t.Errorf("the controller's dashboard does not list storefront as the controller:\n%s", page)
+	}
 
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 900))...)
@@ -363,4 +374,27 @@ func checkReadOnly(t *testing.T, base string) {
 			t.Errorf("%s /%s: Content-Security-Policy %q", tc.method, tc.path, csp)
 		}
 	}
+}
+
+func freeLoopbackAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
 }
