@@ -189,7 +189,7 @@ func connected(c ClusterRow) string {
 	switch {
 	case c.Connected:
 		return "yes"
-	case c.Error == "not probed":
+	case !c.Probed:
 		return "unknown"
 	}
 	return "no: " + c.Error

@@ -89,36 +89,37 @@ func Versions(ctx context.Context, hub client.Reader, namespace, name string) (*
 	if err := hub.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, app); err != nil {
 		return nil, nil, readError(namespace, name, err)
 	}
-	versions, err := versionsOf(ctx, hub, app)
-	if err != nil {
-		return nil, nil, err
-	}
-	return app, versions, nil
-}
-
-// versionsOf lists the versions of app, oldest first.
-func versionsOf(ctx context.Context, hub client.Reader, app *v1beta1.Application) ([]AppVersion, error) {
-	namespace, name := app.Namespace, app.Name
 	var list v1beta1.ResourceTrackerList
 	if err := hub.List(ctx, &list, client.MatchingLabels{
 		v1beta1.LabelAppName:      app.Name,
 		v1beta1.LabelAppNamespace: app.Namespace,
 		v1beta1.LabelTrackerType:  string(v1beta1.ResourceTrackerTypeVersioned),
 	}); err != nil {
-		return nil, fmt.Errorf("listing resource trackers of %s/%s: %w", namespace, name, err)
+		return nil, nil, fmt.Errorf("listing resource trackers of %s/%s: %w", namespace, name, err)
 	}
 	// The controller's order (tracker.Store.List): oldest generation
 	// first, so that "the last one listed" is the newest.
 	slices.SortStableFunc(list.Items, func(a, b v1beta1.ResourceTracker) int {
 		return cmp.Compare(a.Spec.ApplicationGeneration, b.Spec.ApplicationGeneration)
 	})
+	versions, err := versionsOf(app, list.Items)
+	if err != nil {
+		return nil, nil, err
+	}
+	return app, versions, nil
+}
+
+// versionsOf returns the versions of app, oldest first, from its trackers
+// in the controller's order (oldest generation first); trackers of other
+// types or of an earlier Application of the same name are skipped.
+func versionsOf(app *v1beta1.Application, trackers []v1beta1.ResourceTracker) ([]AppVersion, error) {
 	currentName := ""
-	if i := tracker.Current(list.Items, app); i >= 0 {
-		currentName = list.Items[i].Name
+	if i := tracker.Current(trackers, app); i >= 0 {
+		currentName = trackers[i].Name
 	}
 	var out []AppVersion
-	for i := range list.Items {
-		rt := &list.Items[i]
+	for i := range trackers {
+		rt := &trackers[i]
 		if rt.Spec.Type != v1beta1.ResourceTrackerTypeVersioned || rt.Labels[v1beta1.LabelAppUID] != string(app.UID) {
 			continue
 		}

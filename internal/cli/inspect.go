@@ -39,7 +39,9 @@ func Inspect(ctx context.Context, hub client.Client, clients Clients, namespace,
 	if err != nil {
 		return nil, err
 	}
-	versions, err := versionsOf(ctx, hub, rec.app)
+	// The trackers readApp listed are all of them, in the controller's
+	// order: no second list for the versions.
+	versions, err := versionsOf(rec.app, rec.trackers)
 	if err != nil {
 		return nil, err
 	}
@@ -64,8 +66,9 @@ func readError(namespace, name string, err error) error {
 // ClusterRow is one registered cluster and whether it answers.
 type ClusterRow struct {
 	cluster.Cluster
-	// Connected is true when the cluster answered its probe; Error says
-	// why not.
+	// Probed is false for a cluster the probe did not reach (registered
+	// meanwhile); Connected is true when it answered, else Error says why.
+	Probed    bool
 	Connected bool
 	Error     string
 }
@@ -83,13 +86,13 @@ func Clusters(ctx context.Context, m *cluster.Manager) ([]ClusterRow, error) {
 	}
 	out := make([]ClusterRow, 0, len(clusters))
 	for _, c := range clusters {
-		row := ClusterRow{Cluster: c}
-		if perr, ok := probes[c.Name]; !ok {
+		perr, probed := probes[c.Name]
+		row := ClusterRow{Cluster: c, Probed: probed, Connected: probed && perr == nil}
+		switch {
+		case !probed:
 			row.Error = "not probed"
-		} else if perr != nil {
+		case perr != nil:
 			row.Error = perr.Error()
-		} else {
-			row.Connected = true
 		}
 		out = append(out, row)
 	}

@@ -114,7 +114,7 @@ func Status(ctx context.Context, hubConfig *rest.Config, hub client.Client, o St
 	if err != nil {
 		return err
 	}
-	clients, err := newClusterManager(hubConfig, hub, o.ClusterNamespace)
+	clients, err := NewClusterManager(hubConfig, hub, o.ClusterNamespace)
 	if err != nil {
 		return err
 	}

@@ -120,7 +120,7 @@ func Tree(ctx context.Context, hubConfig *rest.Config, hub client.Client, o Tree
 	if err != nil {
 		return err
 	}
-	clients, err := newClusterManager(hubConfig, hub, o.ClusterNamespace)
+	clients, err := NewClusterManager(hubConfig, hub, o.ClusterNamespace)
 	if err != nil {
 		return err
 	}
@@ -140,10 +140,10 @@ type Clients interface {
 	GetClient(ctx context.Context, cluster string) (client.Client, error)
 }
 
-// newClusterManager reaches target clusters the way the controller does:
+// NewClusterManager reaches target clusters the way the controller does:
 // through a cluster.Manager over the cluster Secrets on the hub. Its
 // metrics go to a registry of its own.
-func newClusterManager(hubConfig *rest.Config, hub client.Client, namespace string) (*cluster.Manager, error) {
+func NewClusterManager(hubConfig *rest.Config, hub client.Client, namespace string) (*cluster.Manager, error) {
 	return cluster.NewManager(hubConfig, hub, cluster.ManagerOptions{
 		Namespace:  namespaceOr(namespace),
 		Secrets:    hub,

@@ -24,7 +24,6 @@ type appRow struct {
 	Healthy, Total int
 	Components     []string
 	Created        time.Time
-	Version        string
 	// Reason is the Ready condition's reason when it is not True.
 	Reason string
 }
@@ -50,11 +49,6 @@ func rowOf(a *v1beta1.Application) appRow {
 	}
 	for _, c := range a.Spec.Components {
 		r.Components = append(r.Components, c.Name)
-	}
-	if pv := a.Annotations[v1beta1.AnnotationPublishVersion]; pv != "" {
-		r.Version = pv
-	} else {
-		r.Version = "generation " + strconv.FormatInt(a.Generation, 10)
 	}
 	if c := v1beta1.FindCondition(a.Status.Conditions, v1beta1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue {
 		r.Reason = c.Reason

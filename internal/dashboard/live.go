@@ -47,17 +47,16 @@ func (b *broker) feed(ctx context.Context, apps cache.Cache) error {
 	return err
 }
 
-// subscribe returns a channel that receives (coalesced) when key changes,
-// and the function that ends the subscription.
-func (b *broker) subscribe(key string) (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
+// subscribe signals ch (without blocking) whenever key changes, until the
+// function it returns is called.
+func (b *broker) subscribe(key string, ch chan struct{}) func() {
 	b.mu.Lock()
 	if b.subs[key] == nil {
 		b.subs[key] = map[chan struct{}]bool{}
 	}
 	b.subs[key][ch] = true
 	b.mu.Unlock()
-	return ch, func() {
+	return func() {
 		b.mu.Lock()
 		delete(b.subs[key], ch)
 		if len(b.subs[key]) == 0 {
@@ -136,17 +135,36 @@ func (s *stream) ping() error {
 	return nil
 }
 
-// settle waits a moment after a change and drains the signals that came
-// meanwhile, so that a burst of events costs one render.
-func settle(ctx context.Context, d time.Duration, chs ...<-chan struct{}) {
-	select {
-	case <-ctx.Done():
-		return
-	case <-time.After(d):
-	}
-	for _, ch := range chs {
+// run sends render() now, and again after each signal on wake (a burst
+// settled for quiet first, so that it costs one render), until ctx ends or
+// the client is gone. It pings in between to keep the connection open.
+func (s *stream) run(ctx context.Context, render func() []byte, wake chan struct{}, quiet time.Duration) {
+	ping := time.NewTicker(pingEvery)
+	defer ping.Stop()
+	for {
+		if s.send(render()) != nil {
+			return
+		}
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ping.C:
+				if s.ping() != nil {
+					return
+				}
+			case <-wake:
+				break wait
+			}
+		}
 		select {
-		case <-ch:
+		case <-ctx.Done():
+			return
+		case <-time.After(quiet):
+		}
+		select {
+		case <-wake:
 		default:
 		}
 	}
@@ -175,28 +193,13 @@ func (s *Server) liveList(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
-	ctx := r.Context()
-	changed, done := s.broker.subscribe("")
-	defer done()
+	wake := make(chan struct{}, 1)
+	defer s.broker.subscribe("", wake)()
 	q := parseListQuery(r.URL.Query(), s.opts.PageSize)
-	ping := time.NewTicker(pingEvery)
-	defer ping.Stop()
-	for {
+	st.run(r.Context(), func() []byte {
 		v, err := s.listApps(r, q)
-		if st.send(s.fragment("listBody", v, err)) != nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ping.C:
-			if st.ping() != nil {
-				return
-			}
-		case <-changed:
-			settle(ctx, time.Second, changed)
-		}
-	}
+		return s.fragment("listBody", v, err)
+	}, wake, time.Second)
 }
 
 // liveApp streams an Application's page when the Application changes, when
@@ -213,36 +216,29 @@ func (s *Server) liveApp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	changed, done := s.broker.subscribe(ns + "/" + name)
-	defer done()
-	objects := newObjectWatch(s.opts.Clusters, ns, name, s.opts.Log)
+	wake := make(chan struct{}, 1)
+	defer s.broker.subscribe(ns+"/"+name, wake)()
+	objects := newObjectWatch(s.opts.Clusters, ns, name, wake, s.opts.Log)
 	defer objects.stop()
-	poll := time.NewTicker(s.opts.Poll)
-	defer poll.Stop()
-	ping := time.NewTicker(pingEvery)
-	defer ping.Stop()
-	for {
+	go func() {
+		poll := time.NewTicker(s.opts.Poll)
+		defer poll.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-poll.C:
+				notify(wake)
+			}
+		}
+	}()
+	st.run(ctx, func() []byte {
 		var view *appView
 		d, err := s.detail(r, ns, name)
 		if err == nil {
 			objects.ensure(ctx, d.Tree)
 			view = &appView{AppDetail: d, Now: time.Now()}
 		}
-		if st.send(s.fragment("appBody", view, err)) != nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ping.C:
-			if st.ping() != nil {
-				return
-			}
-			continue
-		case <-poll.C:
-		case <-changed:
-		case <-objects.changed:
-		}
-		settle(ctx, 200*time.Millisecond, changed, objects.changed)
-	}
+		return s.fragment("appBody", view, err)
+	}, wake, 200*time.Millisecond)
 }

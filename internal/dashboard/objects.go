@@ -32,9 +32,11 @@ type objectWatch struct {
 	cancel  []context.CancelFunc
 }
 
-func newObjectWatch(m *cluster.Manager, namespace, name string, log logr.Logger) *objectWatch {
+// newObjectWatch signals changed (without blocking) on every change it
+// sees.
+func newObjectWatch(m *cluster.Manager, namespace, name string, changed chan struct{}, log logr.Logger) *objectWatch {
 	sel := labels.SelectorFromSet(labels.Set{v1beta1.LabelAppName: name, v1beta1.LabelAppNamespace: namespace}).String()
-	return &objectWatch{clusters: m, selector: sel, log: log, changed: make(chan struct{}, 1), running: map[string]bool{}}
+	return &objectWatch{clusters: m, selector: sel, log: log, changed: changed, running: map[string]bool{}}
 }
 
 // ensure starts the watches the tree's objects need that are not running.

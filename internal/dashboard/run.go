@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/cli"
 )
 
 // RunOptions are the inputs of `steward dashboard`.
@@ -48,10 +46,6 @@ func Run(ctx context.Context, cfg *rest.Config, hub client.Client, o RunOptions)
 		return err
 	}
 	defer l.Close()
-	if hosts == nil {
-		o.Log.Info("WARNING: the dashboard serves on a non-loopback address with no authentication of its own: whoever reaches it reads what this identity reads",
-			"address", l.Addr().String())
-	}
 	namespace := o.Namespace
 	if o.AllNamespaces {
 		namespace, err = visibleNamespace(ctx, hub, o.Namespace)
@@ -66,10 +60,7 @@ func Run(ctx context.Context, cfg *rest.Config, hub client.Client, o RunOptions)
 	if err != nil {
 		return err
 	}
-	clusters, err := cluster.NewManager(cfg, hub, cluster.ManagerOptions{
-		Namespace: clusterNamespace(o.ClusterNamespace), Secrets: hub,
-		Registerer: prometheus.NewRegistry(), UserAgent: "steward-dashboard",
-	})
+	clusters, err := cli.NewClusterManager(cfg, hub, o.ClusterNamespace)
 	if err != nil {
 		return err
 	}
@@ -95,10 +86,7 @@ func Run(ctx context.Context, cfg *rest.Config, hub client.Client, o RunOptions)
 		}
 		return errors.New("reading applications: the list did not arrive within 2 minutes")
 	}
-	var h http.Handler = s
-	if hosts != nil {
-		h = HostGuard(s, hosts...)
-	}
+	h := guard(s, hosts, o.Log, "this identity")
 	url := "http://" + l.Addr().String() + "/"
 	o.Log.Info("dashboard serving", "url", url, "namespace", orAll(namespace))
 	if o.Ready != nil {
@@ -123,8 +111,8 @@ func visibleNamespace(ctx context.Context, hub client.Client, fallback string) (
 
 // NewAppCache returns an informer cache of Applications (in namespace, or
 // all when empty) that keeps only what the list page shows: names,
-// component names, phase, health per component and cluster, the Ready
-// condition. Ten thousand Applications then take a few megabytes.
+// creation time, component names, phase, health per component and
+// cluster, the Ready condition. Ten thousand Applications then take a few megabytes.
 func NewAppCache(cfg *rest.Config, scheme *runtime.Scheme, namespace string) (cache.Cache, error) {
 	opts := cache.Options{
 		Scheme: scheme,
@@ -147,10 +135,7 @@ func listFields(obj any) (any, error) {
 	out := &v1beta1.Application{
 		TypeMeta: a.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: a.Name, Namespace: a.Namespace, UID: a.UID, ResourceVersion: a.ResourceVersion,
-			Generation: a.Generation, CreationTimestamp: a.CreationTimestamp, DeletionTimestamp: a.DeletionTimestamp},
-	}
-	if pv := a.Annotations[v1beta1.AnnotationPublishVersion]; pv != "" {
-		out.Annotations = map[string]string{v1beta1.AnnotationPublishVersion: pv}
+			CreationTimestamp: a.CreationTimestamp, DeletionTimestamp: a.DeletionTimestamp},
 	}
 	out.Spec.Components = make([]v1beta1.ApplicationComponent, len(a.Spec.Components))
 	for i, c := range a.Spec.Components {
@@ -165,13 +150,6 @@ func listFields(obj any) (any, error) {
 		out.Status.Services[i] = v1beta1.ApplicationComponentStatus{Name: s.Name, Cluster: s.Cluster, Healthy: s.Healthy}
 	}
 	return out, nil
-}
-
-func clusterNamespace(ns string) string {
-	if ns == "" {
-		return "vela-system"
-	}
-	return ns
 }
 
 func orAll(ns string) string {
@@ -192,10 +170,7 @@ func AddToManager(mgr manager.Manager, cfg *rest.Config, addr string, allowRemot
 	if err != nil {
 		return fmt.Errorf("creating the dashboard's client: %w", err)
 	}
-	clusters, err := cluster.NewManager(cfg, hub, cluster.ManagerOptions{
-		Namespace: clusterNamespace(clusterSecretNamespace), Secrets: hub,
-		Registerer: prometheus.NewRegistry(), UserAgent: "steward-dashboard",
-	})
+	clusters, err := cli.NewClusterManager(cfg, hub, clusterSecretNamespace)
 	if err != nil {
 		return err
 	}
@@ -227,12 +202,7 @@ func (r Runnable) Start(ctx context.Context) error {
 		_ = l.Close()
 		return err
 	}
-	var h http.Handler = r.Server
-	if hosts != nil {
-		h = HostGuard(h, hosts...)
-	} else {
-		r.Log.Info("WARNING: the dashboard serves on a non-loopback address with no authentication: whoever reaches it reads what the controller reads", "address", r.Address)
-	}
+	h := guard(r.Server, hosts, r.Log, "the controller")
 	r.Log.Info("dashboard serving", "address", l.Addr().String())
 	return Serve(ctx, l, h)
 }

@@ -152,6 +152,17 @@ func HostGuard(next http.Handler, hosts ...string) http.Handler {
 	})
 }
 
+// guard restricts h to the loopback hosts Listen returned; with none (an
+// address beyond loopback, allowed) it warns that whoever reaches the
+// dashboard reads what identity reads.
+func guard(h http.Handler, hosts []string, log logr.Logger, identity string) http.Handler {
+	if hosts == nil {
+		log.Info("WARNING: the dashboard serves on a non-loopback address with no authentication of its own: whoever reaches it reads what " + identity + " reads")
+		return h
+	}
+	return HostGuard(h, hosts...)
+}
+
 // Listen opens addr. A host that is not loopback (or empty, which is every
 // interface) is refused unless allowRemote, because the dashboard has no
 // authentication of its own: whoever reaches it reads what its identity

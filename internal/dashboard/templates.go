@@ -31,7 +31,6 @@ func parseTemplates() (*template.Template, error) {
 		"stepTime":  stepTime,
 		"stepTook":  stepTook,
 		"condClass": condClass,
-		"cluster":   v1beta1.ClusterDisplay,
 		"source":    source,
 		"lastRow":   func(v *listView) int { return v.First + len(v.Rows) - 1 },
 		"strs":      func(s ...string) []string { return s },
