@@ -111,8 +111,13 @@ bench-quick: tools build bench-binaries ## The same benchmarks at small sizes (u
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile quick $(BENCH_ARGS)
 
 .PHONY: bench-scale
-bench-scale: tools build bench-binaries ## How far one controller goes: 10,000 apps of 8 objects, then a restarted full pass (issue 15; not part of make bench); keeps the other results
-	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile full --scenarios scale --merge $(BENCH_ARGS)
+# Steward's command line in the scale and shards scenarios, in each mode.
+BENCH_STEWARD = bin/steward controller --metrics-addr={metrics-addr} --pprof-addr={pprof-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst}
+
+.PHONY: bench-scale
+bench-scale: tools build bench-binaries ## How far one controller goes, in watch and timer mode: 10,000 apps of 8 objects: CPU to converge, steady cores at the default re-sync, 100 hand changes timed to repair, then a restarted full pass (issues 15 and 35; not part of make bench; ~60 min); keeps the other results
+	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile full --scenarios scale --merge \
+		--controller "steward-watch=$(BENCH_STEWARD) --drift-detection=watch" --controller "steward=$(BENCH_STEWARD) --drift-detection=timer" $(BENCH_ARGS)
 
 .PHONY: bench-helm
 bench-helm: tools build bench-binaries ## 100 Applications of one Helm chart from a loopback repository: convergence against the QPS bound, downloads, cache hits, heap (issue 32; not part of make bench); keeps the other results
@@ -123,8 +128,8 @@ bench-definitions: tools build bench-binaries ## Definition changes under autoUp
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile full --scenarios definitions --merge $(BENCH_ARGS)
 
 .PHONY: bench-shards
-bench-shards: tools build bench-binaries ## One controller against three shards of it: 10,000 apps of 8 objects at QPS 400 / burst 600, heap per replica and time to Ready (issue 15; not part of make bench; ~20 min); keeps the other results
-	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile full --scenarios shards --merge --qps 400 --burst 600 --controller "steward-watch=bin/steward controller --metrics-addr={metrics-addr} --pprof-addr={pprof-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst} --drift-detection=watch" $(BENCH_ARGS)
+bench-shards: tools build bench-binaries ## One controller against three shards of it: 10,000 apps of 8 objects at QPS 400 / burst 600, heap, steady cores per replica, time to Ready and drift repair (issues 15 and 35; not part of make bench; ~45 min); keeps the other results
+	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile full --scenarios shards --merge --qps 400 --burst 600 --controller "steward-watch=$(BENCH_STEWARD) --drift-detection=watch" $(BENCH_ARGS)
 
 .PHONY: bench-dashboard
 bench-dashboard: tools ## The dashboard's list page over 10,000 Applications: server time per page and heap (issue 34; not part of make bench; ~3 min)

@@ -85,6 +85,15 @@ type ShardsConfig struct {
 	Settle       Duration `json:"settle"`
 	Window       Duration `json:"window"`
 	GCs          int      `json:"gcs"`
+	// Steady is the window each run's CPU is measured over once settled,
+	// at the default re-sync period; Drift the changes made after it.
+	Steady Duration         `json:"steady"`
+	Drift  FleetDriftConfig `json:"drift"`
+	// SkipSingle leaves out the one-controller run: the report compares
+	// the replicas with the scale scenario's run of the same controller
+	// (same fleet, same client limits), which saves a 10,000-app
+	// convergence.
+	SkipSingle bool `json:"skipSingle,omitempty"`
 }
 
 func (c ShardsConfig) memory() MemoryConfig { return forcedGCs(c.Window, c.GCs) }
@@ -104,6 +113,11 @@ type ScaleConfig struct {
 	Window       Duration `json:"window"`
 	GCs          int      `json:"gcs"`
 	SampleEvery  Duration `json:"sampleEvery"`
+	// Steady is the window the settled controller's CPU is measured over,
+	// at the default re-sync period (at least one period, so that every
+	// app re-syncs in it); Drift the hand changes made after it.
+	Steady Duration         `json:"steady"`
+	Drift  FleetDriftConfig `json:"drift"`
 }
 
 func (c ScaleConfig) memory() MemoryConfig { return forcedGCs(c.Window, c.GCs) }
@@ -201,6 +215,14 @@ func forcedGCs(window Duration, gcs int) MemoryConfig {
 	return MemoryConfig{Window: window, GCs: gcs, SampleEvery: Duration(100 * time.Millisecond), MaxWindow: Duration(2 * time.Minute)}
 }
 
+// fullFleetDrift and quickFleetDrift are the hand changes of the scale
+// and shards scenarios: a repair may take three default re-sync periods
+// (timer mode repairs at the re-sync).
+var (
+	fullFleetDrift  = FleetDriftConfig{Changes: 100, Every: Duration(time.Second), Timeout: Duration(15 * time.Minute)}
+	quickFleetDrift = FleetDriftConfig{Changes: 20, Every: Duration(time.Second), Timeout: Duration(15 * time.Minute)}
+)
+
 // FullProfile is `make bench`: the sizes of issue 7.
 func FullProfile() Profile {
 	return Profile{
@@ -216,9 +238,11 @@ func FullProfile() Profile {
 			Window: Duration(10 * time.Second), GCs: 3, Timeout: Duration(10 * time.Minute)},
 		Soak: SoakConfig{Apps: 100, Interval: Duration(10 * time.Second), Duration: Duration(10 * time.Minute), SampleEvery: Duration(time.Minute)},
 		Scale: ScaleConfig{Apps: 10000, ResourcesPer: 8, QPS: 400, Burst: 600, Timeout: Duration(60 * time.Minute),
-			Settle: Duration(30 * time.Second), Window: Duration(10 * time.Second), GCs: 3, SampleEvery: Duration(2 * time.Second)},
+			Settle: Duration(30 * time.Second), Window: Duration(10 * time.Second), GCs: 3, SampleEvery: Duration(2 * time.Second),
+			Steady: Duration(5 * time.Minute), Drift: fullFleetDrift},
 		Shards: ShardsConfig{Apps: 10000, ResourcesPer: 8, Shards: 3, Timeout: Duration(40 * time.Minute),
-			Settle: Duration(10 * time.Second), Window: Duration(10 * time.Second), GCs: 3},
+			Settle: Duration(10 * time.Second), Window: Duration(10 * time.Second), GCs: 3,
+			Steady: Duration(5 * time.Minute), Drift: fullFleetDrift, SkipSingle: true},
 		Helm:        HelmConfig{Apps: 100, Timeout: Duration(10 * time.Minute)},
 		Definitions: DefinitionsConfig{Apps: 2000, AutoUpdate: 50, Changes: 5, Admissions: 300, Timeout: Duration(10 * time.Minute)},
 	}
@@ -236,13 +260,15 @@ func QuickProfile() Profile {
 		Drift:  DriftConfig{Deletes: 3, Edits: 3, ResourcesPer: 4, Interval: Duration(10 * time.Second)},
 		Fleet:  FleetConfig{Apps: 100, ResourcesPer: 8, Timeout: Duration(5 * time.Minute)},
 		BigApp: BigAppConfig{Resources: 100, Timeout: Duration(2 * time.Minute)},
-		Managed: ManagedConfig{ResourcesPer: 8, Levels: []int{200, 400, 800}, Settle: Duration(5 * time.Second),
+		Managed: ManagedConfig{ResourcesPer: 8, Levels: []int{400, 800, 1600}, Settle: Duration(5 * time.Second),
 			Window: Duration(4 * time.Second), GCs: 2, Timeout: Duration(5 * time.Minute)},
-		Soak: SoakConfig{Apps: 30, Interval: Duration(10 * time.Second), Duration: Duration(3 * time.Minute), SampleEvery: Duration(time.Minute)},
+		Soak: SoakConfig{Apps: 100, Interval: Duration(10 * time.Second), Duration: Duration(3 * time.Minute), SampleEvery: Duration(time.Minute)},
 		Scale: ScaleConfig{Apps: 500, ResourcesPer: 8, QPS: 400, Burst: 600, Timeout: Duration(10 * time.Minute),
-			Settle: Duration(5 * time.Second), Window: Duration(4 * time.Second), GCs: 2, SampleEvery: Duration(time.Second)},
+			Settle: Duration(5 * time.Second), Window: Duration(4 * time.Second), GCs: 2, SampleEvery: Duration(time.Second),
+			Steady: Duration(5 * time.Minute), Drift: quickFleetDrift},
 		Shards: ShardsConfig{Apps: 150, ResourcesPer: 8, Shards: 3, Timeout: Duration(5 * time.Minute),
-			Settle: Duration(5 * time.Second), Window: Duration(4 * time.Second), GCs: 2},
+			Settle: Duration(5 * time.Second), Window: Duration(4 * time.Second), GCs: 2,
+			Steady: Duration(5 * time.Minute), Drift: quickFleetDrift},
 		Helm:        HelmConfig{Apps: 100, Timeout: Duration(5 * time.Minute)},
 		Definitions: DefinitionsConfig{Apps: 200, AutoUpdate: 20, Changes: 3, Admissions: 100, Timeout: Duration(5 * time.Minute)},
 	}

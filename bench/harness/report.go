@@ -79,6 +79,7 @@ func renderReport(res *Results, imgDir, source string, charts []string) string {
 	w("     `make bench-binaries && bin/stewardbench --report-only %s` to regenerate. -->\n\n", source)
 	w("%s", intro(res))
 	w("%s", summarySection(res))
+	w("%s", budgetSection(res))
 	w("%s", memorySection(res, imgDir, charts))
 	w("%s", steadySection(res, imgDir, charts))
 	w("%s", driftSection(res))
@@ -393,65 +394,6 @@ func cpuCells(c CPUCost) []string {
 	return []string{secf(c.CPUSeconds), fmt.Sprintf("%.0f", c.Reconciles), per, pctText(c.ChildShare()), renders, render}
 }
 
-func scaleSection(res *Results) string {
-	if len(res.Scale) == 0 {
-		return ""
-	}
-	s0 := res.Scale[0]
-	var b strings.Builder
-	fmt.Fprintf(&b, "## Scale\n\n")
-	fmt.Fprintf(&b, "How far one controller goes (issue 15; `make bench-scale`, not part of `make bench`). %s Applications of\n", thousands(s0.Apps))
-	fmt.Fprintf(&b, "%d objects each (%s objects) exist before the controller starts, at client QPS %g and burst %d. *Ready after*\n",
-		s0.Resources/max(s0.Apps, 1), thousands(s0.Resources), s0.QPS, s0.Burst)
-	fmt.Fprintf(&b, "runs from the process start until the last app is Ready; heap in use after GC and RSS are read once\n")
-	fmt.Fprintf(&b, "settled. Then the controller is restarted: the new process's first pass reconciles every app and\n")
-	fmt.Fprintf(&b, "reads every object (watch mode trusts no cache on a process's first pass), and *full pass* runs from the\n")
-	fmt.Fprintf(&b, "restart until it has reconciled every app, against the bound its requests set under the rate limit\n")
-	fmt.Fprintf(&b, "(busiest kind, as in the fleet scenario); heap in use (not after GC) and RSS are sampled during it.\n\n")
-	headers := []string{"controller", "apps", "ready after", "requests per object", "heap after GC", "per app", "RSS",
-		"full pass", "bound (busiest kind)", "ratio", "peak heap in pass", "peak RSS in pass"}
-	var rows [][]string
-	for _, r := range res.Scale {
-		rows = append(rows, []string{r.Controller, thousands(r.Apps), secs(r.Converged),
-			fmt.Sprintf("%.2f", r.Requests/float64(max(r.Resources, 1))), fmt.Sprintf("%.1f MiB", r.Settled.HeapInuse/mib),
-			bytesText(int(r.Settled.HeapInuse / float64(max(r.Apps, 1)))), fmt.Sprintf("%.1f MiB", r.Settled.RSS/mib),
-			secs(r.Pass), fmt.Sprintf("%s (%s)", secs(r.PassBound), r.PassBusiestKind), fmt.Sprintf("%.2f×", r.PassRatio()),
-			fmt.Sprintf("%.1f MiB", r.PassPeakHeap/mib), fmt.Sprintf("%.1f MiB", r.PassPeakRSS/mib)})
-	}
-	b.WriteString(table(headers, rows))
-	b.WriteString("\n")
-	return b.String()
-}
-
-func shardsSection(res *Results) string {
-	if len(res.Shards) == 0 {
-		return ""
-	}
-	s0 := res.Shards[0]
-	var b strings.Builder
-	fmt.Fprintf(&b, "## Shards\n\n")
-	fmt.Fprintf(&b, "One controller against %d shards of it (issue 15; `make bench-shards`, not part of `make bench`; see\n", s0.Shards)
-	fmt.Fprintf(&b, "[sharding.md](sharding.md)). %s Applications of %d objects each: one controller converges them\n",
-		thousands(s0.Apps), s0.Resources/max(s0.Apps, 1))
-	fmt.Fprintf(&b, "(created before it starts), then, on a fresh control plane, %d replicas (`master`, `shard-1`, ...) start and the\n", s0.Shards)
-	fmt.Fprintf(&b, "same fleet is created; the master assigns every app to a shard. *Ready after* runs from the process start\n")
-	fmt.Fprintf(&b, "(the replicas' start) until the last app is Ready; heap in use after GC and RSS are read once settled.\n\n")
-	headers := []string{"controller", "run", "apps", "ready after", "heap after GC", "share of one controller's", "RSS"}
-	var rows [][]string
-	for _, r := range res.Shards {
-		rows = append(rows, []string{r.Controller, "one controller", thousands(r.Apps), secs(r.SingleConverged),
-			fmt.Sprintf("%.1f MiB", r.Single.HeapInuse/mib), "1.00", fmt.Sprintf("%.1f MiB", r.Single.RSS/mib)})
-		for _, p := range r.Replicas {
-			rows = append(rows, []string{r.Controller, "shard " + p.Shard, thousands(p.Apps), secs(r.ShardedConverged),
-				fmt.Sprintf("%.1f MiB", p.Memory.HeapInuse/mib), fmt.Sprintf("%.2f", p.Memory.HeapInuse/max(r.Single.HeapInuse, 1)),
-				fmt.Sprintf("%.1f MiB", p.Memory.RSS/mib)})
-		}
-	}
-	b.WriteString(table(headers, rows))
-	b.WriteString("\n")
-	return b.String()
-}
-
 // cpuSection is every scenario's CPU, per controller: what its process
 // spent from start to the scenario's end.
 func cpuSection(res *Results, imgDir string, charts []string) string {
@@ -505,8 +447,14 @@ func methodSection(res *Results) string {
   Deployments, 100 apps re-syncing every 30 s for two passes, 10 deletes and 10 edits to
   repair, a 1,000-app fleet, a 500-object app, 1,000 to 8,000 managed objects (apps of 8), and
   a soak of 100 apps every 10 s for 10 minutes; quick is 20 apps against 0 and 500, 20 apps
-  every 10 s, 3 deletes and 3 edits, 100 apps, 100 objects, 200 to 800 managed objects, and
-  30 apps for 3 minutes.
+  every 10 s, 3 deletes and 3 edits, 100 apps, 100 objects, 400 to 1,600 managed objects, and
+  100 apps for 3 minutes (so that its CPU figures compare with the full soak's and
+  with the budget). The scale and shards scenarios (opt-in) are 10,000 apps of 8 objects in full
+  and 500 and 150 apps in quick; their steady window is 5 minutes at the default re-sync period in
+  both, and their hand changes 100 in full and 20 in quick, one a second.
+- The scale scenario's steady window writes a CPU profile of the whole window to
+  ` + "`bench/results/logs/<run>/scale-<controller>-steady.pprof`" + ` (the shards scenario one per replica); read it with
+  ` + "`go tool pprof -top bin/steward <file>`" + `.
 - CPU (every scenario, and the windows of fleet, steady and soak) is user plus system time from ` + "`/proc/<pid>/stat`" + ` of the controller's process
   tree: the controller and its descendants, found by their parent pids, each with what its exited
   children used (utime, stime, cutime and cstime). Steward evaluates CUE in child processes (its

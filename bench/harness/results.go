@@ -352,6 +352,14 @@ type ScaleResult struct {
 	PassBusiestKind string   `json:"passBusiestKind"`
 	PassPeakHeap    float64  `json:"passPeakHeapInuseBytes"`
 	PassPeakRSS     float64  `json:"passPeakRSSBytes"`
+	// ConvergeCPU is what the first process spent until every app was
+	// Ready; Steady its CPU over a window at the default re-sync period
+	// once settled; Drift the hand changes made after it, each timed until
+	// repaired; PassCPU what the restarted process spent on its full pass.
+	ConvergeCPU CPUCost      `json:"convergeCPU"`
+	Steady      SteadyWindow `json:"steady"`
+	Drift       FleetDrift   `json:"drift"`
+	PassCPU     CPUCost      `json:"passCPU"`
 }
 
 // ShardsResult is one controller's run of the shards scenario.
@@ -368,6 +376,11 @@ type ShardsResult struct {
 	// Ready (the apps are created right after the start).
 	ShardedConverged Duration        `json:"shardedConverged"`
 	Replicas         []ReplicaResult `json:"replicas"`
+	// SingleSteady is one controller's CPU over the steady window; Drift
+	// the hand changes made to the sharded fleet, each timed until
+	// repaired by the replica of its shard.
+	SingleSteady SteadyWindow `json:"singleSteady"`
+	Drift        FleetDrift   `json:"drift"`
 }
 
 // ReplicaResult is one shard's replica once the fleet is Ready.
@@ -375,6 +388,8 @@ type ReplicaResult struct {
 	Shard  string      `json:"shard"`
 	Apps   int         `json:"apps"`
 	Memory MemoryPoint `json:"memory"`
+	// Steady is the replica's CPU over the steady window.
+	Steady SteadyWindow `json:"steady"`
 }
 
 // PassRatio is the pass's duration over its bound.

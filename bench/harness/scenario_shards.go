@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,13 +28,16 @@ func shardArgs(id string) string {
 }
 
 // shards compares one controller with Shards replicas of it, one per
-// shard (issue 15). On the session's control plane one process converges
-// the fleet, then its heap after GC and RSS are read once settled; on a
+// shard (issues 15 and 35). On the session's control plane one process
+// converges the fleet (unless SkipSingle: the scale scenario's run is the
+// reference), then its heap after GC and RSS are read once settled; on a
 // second, fresh control plane the Shards replicas are started together
 // before the same fleet is created (the master waits one renew period for
 // the other shards, then assigns), timed until every app is Ready, and
-// each replica's heap and RSS are read the same way.
-func (r *runner) shards(ctx context.Context, s *session) error {
+// each replica's heap and RSS are read the same way. Each run's CPU is
+// measured over the same steady window (every replica over one window);
+// the sharded fleet then takes the scale scenario's hand changes.
+func (r *runner) shards(ctx context.Context, s *session) (err error) {
 	if !strings.Contains(s.controller.Command, "steward controller") {
 		s.progress("skipped: not a steward controller (sharding is Steward's)")
 		return nil
@@ -41,35 +45,29 @@ func (r *runner) shards(ctx context.Context, s *session) error {
 	cfg := r.opts.Profile.Shards
 	shape := ShapeOf(cfg.ResourcesPer)
 	res := ShardsResult{Controller: s.controller.Name, Apps: cfg.Apps, Resources: cfg.Apps * shape.Resources(), Shards: cfg.Shards}
-	c, err := s.converge(ctx, cfg.Apps, shape, cfg.Timeout.D(), r.opts.QPS, r.opts.Burst)
-	if err != nil {
-		return err
+	if !cfg.SkipSingle {
+		if err := s.single(ctx, cfg, shape, &res); err != nil {
+			return err
+		}
 	}
-	converged := c.took
-	res.SingleConverged = Duration(converged)
-	if err := sleep(ctx, cfg.Settle.D()); err != nil {
-		return err
-	}
-	if res.Single, err = sampleMemory(ctx, s.proc, cfg.memory()); err != nil {
-		return err
-	}
-	s.progress("one controller: %d apps ready after %s; heap after GC %.1f MiB, RSS %.1f MiB", cfg.Apps,
-		converged.Round(time.Millisecond), res.Single.HeapInuse/mib, res.Single.RSS/mib)
-	if err := s.proc.Stop(); err != nil {
-		return err
-	}
-	s.proc = nil
 
-	cp, err := StartControlPlane(ctx, r.opts.BinDir, r.opts.CRDDir, r.opts.DefinitionDirs)
-	if err != nil {
-		return err
+	// The replicas get a fresh control plane, unless the session's is.
+	cp := s.cp
+	if !cfg.SkipSingle {
+		fresh, err := StartControlPlane(ctx, r.opts.BinDir, r.opts.CRDDir, r.opts.DefinitionDirs)
+		if err != nil {
+			return err
+		}
+		cp = fresh
 	}
 	var procs []*Process
 	defer func() {
 		for _, p := range procs {
 			err = errors.Join(err, p.Stop())
 		}
-		err = errors.Join(err, cp.Stop())
+		if cp != s.cp {
+			err = errors.Join(err, cp.Stop())
+		}
 	}()
 	if err := cp.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: shardLeaseNamespace}}); err != nil {
 		return err
@@ -115,11 +113,55 @@ func (r *runner) shards(ctx context.Context, s *session) error {
 			return err
 		}
 		res.Replicas = append(res.Replicas, ReplicaResult{Shard: ids[i], Apps: perShard[ids[i]], Memory: m})
-		s.progress("shard %s: %d apps; heap after GC %.1f MiB (%.2f of one controller's), RSS %.1f MiB", ids[i], perShard[ids[i]],
-			m.HeapInuse/mib, m.HeapInuse/max(res.Single.HeapInuse, 1), m.RSS/mib)
+		s.progress("shard %s: %d apps; heap after GC %.1f MiB, RSS %.1f MiB", ids[i], perShard[ids[i]], m.HeapInuse/mib, m.RSS/mib)
+	}
+	// Every replica over the same window.
+	windows := make([]SteadyWindow, len(procs))
+	errs := make([]error, len(procs))
+	var wg sync.WaitGroup
+	for i, p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			windows[i], errs[i] = s.steady(ctx, p, cfg.Steady.D(), ids[i])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for i := range res.Replicas {
+		res.Replicas[i].Steady = windows[i]
+	}
+	if res.Drift, err = s.driftFleet(ctx, cp.Client, cfg.Apps, shape, cfg.Drift); err != nil {
+		return err
 	}
 	s.progress("%d shards: %d apps ready after %s from the replicas' start (one controller: %s)", cfg.Shards, cfg.Apps,
 		res.ShardedConverged.D().Round(time.Millisecond), res.SingleConverged.D().Round(time.Millisecond))
 	r.res.Shards = append(r.res.Shards, res)
 	return nil
+}
+
+// single is the shards scenario's one-controller run, on the session's
+// control plane.
+func (s *session) single(ctx context.Context, cfg ShardsConfig, shape AppShape, res *ShardsResult) error {
+	c, err := s.converge(ctx, cfg.Apps, shape, cfg.Timeout.D(), s.runner.opts.QPS, s.runner.opts.Burst)
+	if err != nil {
+		return err
+	}
+	res.SingleConverged = Duration(c.took)
+	if err := sleep(ctx, cfg.Settle.D()); err != nil {
+		return err
+	}
+	if res.Single, err = sampleMemory(ctx, s.proc, cfg.memory()); err != nil {
+		return err
+	}
+	s.progress("one controller: %d apps ready after %s; heap after GC %.1f MiB, RSS %.1f MiB", cfg.Apps,
+		c.took.Round(time.Millisecond), res.Single.HeapInuse/mib, res.Single.RSS/mib)
+	if res.SingleSteady, err = s.steady(ctx, s.proc, cfg.Steady.D(), "single"); err != nil {
+		return err
+	}
+	err = s.proc.Stop()
+	s.proc = nil
+	return err
 }

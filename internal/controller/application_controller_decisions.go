@@ -27,9 +27,15 @@ func decisionLog(ctx context.Context, key tracker.Key, level int) logr.Logger {
 	if name == "" {
 		name = v1beta1.ClusterLocal
 	}
+	log := ctrl.LoggerFrom(ctx).V(level)
+	if !log.Enabled() {
+		// A re-sync logs a decision for every object it skips; below the
+		// log's verbosity, adding the values would be work for nothing.
+		return log
+	}
 	obj := key
 	obj.Cluster = ""
-	return ctrl.LoggerFrom(ctx).V(level).WithValues("object", obj.String(), "cluster", name)
+	return log.WithValues("object", obj.String(), "cluster", name)
 }
 
 // logApplied logs what one apply did: created, configured (with the

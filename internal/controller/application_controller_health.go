@@ -59,22 +59,36 @@ func (r *ApplicationReconciler) evaluateHealth(ctx context.Context, s *scope) er
 	s.health = map[string]componentHealth{}
 	s.workloads, s.defs = nil, defs
 	for _, comp := range s.app.Spec.Components {
+		// dispatchPostTraits renders over the workload of a component
+		// with PostDispatch traits.
+		post := postDispatchTraits(comp, defs) != nil
 		for _, g := range s.byClusterAndStep(entries) {
-			manifests, wl := manifestsAndWorkload(g.entries, comp.Name)
-			if len(manifests) == 0 {
+			if !hasManifests(g.entries, comp.Name) {
 				continue
 			}
 			k := healthKey(comp.Name, g.cluster, g.step)
-			if wl != nil {
-				// For dispatchPostTraits, which renders over it.
-				s.workloads = append(s.workloads, placedWorkload{key: k, component: comp.Name, cluster: g.cluster, step: g.step, entry: *wl})
+			workload := func(wl *v1beta1.ManagedResource) {
+				if wl != nil && post {
+					s.workloads = append(s.workloads, placedWorkload{key: k, component: comp.Name, cluster: g.cluster, step: g.step, entry: *wl})
+				}
 			}
 			fp := healthFingerprint(s, defs, comp, g.entries, unread)
 			if h, ok := r.health.get(app, k, fp); ok {
+				// A health kept is reused without decoding a manifest,
+				// unless the workload is wanted.
+				if post {
+					_, wl := manifestsAndWorkload(g.entries, comp.Name)
+					workload(wl)
+				}
 				s.health[k] = h
 				cached = append(cached, cachedHealth{key: k, fingerprint: fp, health: h})
 				continue
 			}
+			manifests, wl := manifestsAndWorkload(g.entries, comp.Name)
+			if len(manifests) == 0 {
+				continue
+			}
+			workload(wl)
 			read, complete := r.readUnread(ctx, s, comp.Name, g.entries, unread)
 			var live []*unstructured.Unstructured
 			for _, e := range g.entries {
@@ -240,6 +254,14 @@ func componentManifests(entries []v1beta1.ManagedResource, component string) []*
 
 // manifestsAndWorkload is componentManifests with the component's
 // workload entry (nil when it has none).
+// hasManifests reports whether entries hold a manifest of component that
+// manifestsAndWorkload would decode.
+func hasManifests(entries []v1beta1.ManagedResource, component string) bool {
+	return slices.ContainsFunc(entries, func(e v1beta1.ManagedResource) bool {
+		return e.Component == component && !e.Deleted && e.Data != nil
+	})
+}
+
 func manifestsAndWorkload(entries []v1beta1.ManagedResource, component string) ([]*unstructured.Unstructured, *v1beta1.ManagedResource) {
 	var out []*unstructured.Unstructured
 	var workload *v1beta1.ManagedResource

@@ -357,11 +357,20 @@ func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, p *clu
 		p.keep.failures = append(p.keep.failures, f)
 		return err
 	}
-	obj, err := tracker.Manifest(e)
-	if err != nil {
-		return fail(v1beta1.ReasonStateKeepFailed, err)
+	// The manifest is decoded only when it is used: a watch-mode re-sync
+	// skips most objects on their digest alone.
+	manifest := func() (*unstructured.Unstructured, error) {
+		obj, err := tracker.Manifest(e)
+		if err != nil {
+			return nil, fail(v1beta1.ReasonStateKeepFailed, err)
+		}
+		return obj, nil
 	}
 	if s.rules.ReadOnly(res) {
+		obj, err := manifest()
+		if err != nil {
+			return err
+		}
 		return r.checkReadOnly(ctx, p, c, e, obj)
 	}
 	// The objects of a workflow step reached in this pass are dispatched
@@ -388,6 +397,10 @@ func (r *ApplicationReconciler) applyEntry(ctx context.Context, s *scope, p *clu
 		r.Metrics.KeepSkipped()
 		decisionLog(ctx, key, unchangedLevel).Info("Unchanged: the watch cache shows it as last applied", "component", e.Component)
 		return nil
+	}
+	obj, err := manifest()
+	if err != nil {
+		return err
 	}
 	done := r.Watch.Begin(app, key)
 	result, err := applier.Apply(ctx, c, obj, opts)

@@ -17,6 +17,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -105,6 +106,9 @@ func main() {
 func run(f flags) error {
 	if f.reportOnly != "" {
 		res, err := harness.ReadResults(f.reportOnly)
+		if err == nil {
+			err = fillProfiles(res, f.reportOnly)
+		}
 		if err != nil {
 			return err
 		}
@@ -131,6 +135,9 @@ func run(f flags) error {
 	if runErr != nil {
 		return fmt.Errorf("%w (partial results in %s)", runErr, path)
 	}
+	// The budget is checked on this run's figures, not on those a merge
+	// keeps from earlier runs.
+	over := harness.OverBudget(res)
 	latest := filepath.Join(f.resultsDir, "latest.json")
 	// A run of the default scenarios keeps the opt-in ones (scale) from
 	// the previous results; --merge keeps every scenario it did not run.
@@ -149,8 +156,18 @@ func run(f flags) error {
 	if err := report(f, res, latest); err != nil {
 		return err
 	}
+	if len(over) > 0 {
+		fmt.Fprintf(os.Stderr, "\n*** OVER BUDGET by more than %.0f%% (docs/benchmarks.md#budget) ***\n", harness.BudgetTolerance*100)
+		for _, o := range over {
+			fmt.Fprintf(os.Stderr, "*** %s\n", o)
+		}
+		fmt.Fprintln(os.Stderr)
+	}
 	if len(res.Errors) > 0 {
 		return fmt.Errorf("%d scenarios failed: %s", len(res.Errors), strings.Join(res.Errors, "; "))
+	}
+	if len(over) > 0 {
+		return fmt.Errorf("%d figures over budget", len(over))
 	}
 	return nil
 }
@@ -241,4 +258,20 @@ func envOr(key, def string) string {
 		return v
 	}
 	return def
+}
+
+// fillProfiles summarises the CPU profiles of results read from path
+// that a run wrote before it summarised them itself, and writes the
+// summaries back.
+func fillProfiles(res *harness.Results, path string) error {
+	before, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	harness.FillProfiles(res)
+	after, err := json.Marshal(res)
+	if err != nil || string(after) == string(before) {
+		return err
+	}
+	return res.WriteJSON(path)
 }
