@@ -241,8 +241,7 @@ func driftFleet(ctx context.Context, c client.WithWatch, namespace string, apps 
 			defer mu.Unlock()
 			switch {
 			case errors.Is(err, errNotRepaired):
-				res.Unrepaired++
-				failures = append(failures, fmt.Errorf("%s: %w", key, err))
+				res.Unrepaired++ // a result, not a failure of the harness
 			case err != nil:
 				failures = append(failures, fmt.Errorf("%s: %w", key, err))
 			default:
@@ -265,13 +264,7 @@ func driftFleet(ctx context.Context, c client.WithWatch, namespace string, apps 
 		}
 	default:
 	}
-	var other []error
-	for _, err := range failures {
-		if !errors.Is(err, errNotRepaired) {
-			other = append(other, err)
-		}
-	}
-	return res, errors.Join(other...)
+	return res, errors.Join(failures...)
 }
 
 // errNotRepaired: the object was not back within the timeout.

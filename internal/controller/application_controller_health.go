@@ -252,16 +252,16 @@ func componentManifests(entries []v1beta1.ManagedResource, component string) []*
 	return out
 }
 
-// manifestsAndWorkload is componentManifests with the component's
-// workload entry (nil when it has none).
 // hasManifests reports whether entries hold a manifest of component that
 // manifestsAndWorkload would decode.
 func hasManifests(entries []v1beta1.ManagedResource, component string) bool {
 	return slices.ContainsFunc(entries, func(e v1beta1.ManagedResource) bool {
-		return e.Component == component && !e.Deleted && e.Data != nil
+		return e.Component == component && inventory.Applies(e)
 	})
 }
 
+// manifestsAndWorkload is componentManifests with the component's
+// workload entry (nil when it has none).
 func manifestsAndWorkload(entries []v1beta1.ManagedResource, component string) ([]*unstructured.Unstructured, *v1beta1.ManagedResource) {
 	var out []*unstructured.Unstructured
 	var workload *v1beta1.ManagedResource
