@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -310,15 +311,33 @@ func (b *tab) do(what string, timeout time.Duration, steps ...chromedp.Action[ch
 	}
 }
 
+// text reads an element's text in one evaluation in the page, so a live
+// update replacing the element between finding it and reading it (the
+// page re-renders fragments as the Application changes) cannot fail the
+// read; it waits up to 10 s for the element to exist.
 func (b *tab) text(selector string) string {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(selector)))
+	sel, err := json.Marshal(selector)
 	if err != nil {
-		b.t.Fatalf("reading %s: %v", selector, err)
+		b.t.Fatal(err)
 	}
-	return strings.TrimSpace(v)
+	js := fmt.Sprintf(`(() => { const e = document.querySelector(%s); return e === null ? null : e.textContent; })()`, sel)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[*string](js))
+		cancel()
+		if err != nil {
+			b.t.Fatalf("reading %s: %v", selector, err)
+		}
+		if v != nil {
+			return strings.TrimSpace(*v)
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("reading %s: no such element after 10s", selector)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func (b *tab) eval(js string) bool {
