@@ -62,7 +62,11 @@ FUZZ_TARGETS := \
 	./internal/tracker:FuzzEncodeDecode \
 	./internal/tracker:FuzzName_PublishVersion \
 	./internal/cluster:FuzzCredentialsFromSecret \
-	./internal/sandbox:FuzzReadFrame
+	./internal/sandbox:FuzzReadFrame \
+	./internal/provider:FuzzJSONStringLen \
+	./internal/provider:FuzzConfigReferences \
+	./internal/egress:FuzzParseRule \
+	./internal/egress:FuzzDecide
 # Fuzzing time per target: make fuzz FUZZTIME=10m. FUZZ_TIMEOUT bounds each
 # go test run (0: none). Extra flags: FUZZ_FLAGS=-parallel=1
 FUZZTIME ?= 1m
@@ -112,7 +116,7 @@ bench-quick: tools build bench-binaries ## The same benchmarks at small sizes (u
 
 .PHONY: bench-scale
 # Steward's command line in the scale and shards scenarios, in each mode.
-BENCH_STEWARD = bin/steward controller --metrics-addr={metrics-addr} --pprof-addr={pprof-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst}
+BENCH_STEWARD = bin/steward controller --metrics-addr={metrics-addr} --pprof-addr={pprof-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst} --egress-allow=127.0.0.1/32
 
 .PHONY: bench-scale
 bench-scale: tools build bench-binaries ## How far one controller goes, in watch and timer mode: 10,000 apps of 8 objects: CPU to converge, steady cores at the default re-sync, 100 hand changes timed to repair, then a restarted full pass (issues 15 and 35; not part of make bench; ~60 min); keeps the other results

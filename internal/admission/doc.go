@@ -15,6 +15,13 @@
 //	checker := &admission.Checker{Resolver: resolver, Renderer: renderer}
 //	admission.Register(mgr.GetWebhookServer(), checker, timeout)
 //
+// A check that does not answer within the timeout admits the object with
+// a warning, but runs on (to 4×timeout) so that its evaluation ends within
+// its own budget. At most Options.MaxChecks (DefaultMaxChecks, 8) run at
+// once, shared by both paths; a request that finds them all running is
+// admitted at once with a warning saying so, never queued, and left to the
+// controller like a timed-out one.
+//
 // Configuration builds the ValidatingWebhookConfiguration (failurePolicy
 // Ignore: a Steward that is down never blocks the cluster).
 package admission

@@ -29,20 +29,67 @@ const (
 // timeoutSeconds (5), so that the answer always reaches the API server.
 const DefaultTimeout = 3 * time.Second
 
+// DefaultMaxChecks bounds the checks running at once. A check may outlive
+// its answer (it runs to 4×timeout), so without a bound a flood of writes
+// would queue evaluations without end.
+const DefaultMaxChecks = 8
+
+// Options tune the checks Register serves.
+type Options struct {
+	// Timeout bounds the wait for one check's answer; DefaultTimeout
+	// when zero.
+	Timeout time.Duration
+	// MaxChecks bounds the checks running at once, across both paths;
+	// DefaultMaxChecks when zero. A request that finds them all busy is
+	// admitted unchecked at once, with a warning.
+	MaxChecks int
+}
+
 // Register serves the Application and definition checks on srv. A check
 // that takes longer than timeout admits the object with a warning: the
 // controller checks it again and reports what it finds as a condition.
+// At most DefaultMaxChecks run at once; see RegisterWithOptions.
 func Register(srv webhook.Server, c *Checker, timeout time.Duration) {
-	if timeout <= 0 {
-		timeout = DefaultTimeout
+	RegisterWithOptions(srv, c, Options{Timeout: timeout})
+}
+
+// RegisterWithOptions is Register with every option.
+func RegisterWithOptions(srv webhook.Server, c *Checker, opts Options) {
+	h := newHandler(c, opts)
+	srv.Register(ApplicationPath, &webhook.Admission{Handler: h})
+	srv.Register(DefinitionPath, &webhook.Admission{Handler: h})
+}
+
+func newHandler(c *Checker, opts Options) *handler {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
 	}
-	srv.Register(ApplicationPath, &webhook.Admission{Handler: &handler{checker: c, timeout: timeout}})
-	srv.Register(DefinitionPath, &webhook.Admission{Handler: &handler{checker: c, timeout: timeout}})
+	if opts.MaxChecks <= 0 {
+		opts.MaxChecks = DefaultMaxChecks
+	}
+	return &handler{checker: c, timeout: opts.Timeout, running: make(chan struct{}, opts.MaxChecks)}
 }
 
 type handler struct {
 	checker *Checker
 	timeout time.Duration
+	// running holds a token per check running: a check takes one before
+	// it starts and gives it back when it ends, which may be after its
+	// answer was sent.
+	running chan struct{}
+	// check replaces the Checker; for tests only.
+	check func(ctx context.Context, obj client.Object) Result
+}
+
+// run checks obj with the Checker (or the test's check).
+func (h *handler) run(ctx context.Context, obj client.Object) Result {
+	if h.check != nil {
+		return h.check(ctx, obj)
+	}
+	if app, ok := obj.(*v1beta1.Application); ok {
+		return h.checker.Application(ctx, app)
+	}
+	return h.checker.Definition(ctx, obj)
 }
 
 // Handle checks one request.
@@ -72,17 +119,22 @@ func (h *handler) Handle(ctx context.Context, req admission.Request) admission.R
 		}
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("kind", req.Kind.Kind, "namespace", obj.GetNamespace(), "name", obj.GetName())
+	select {
+	case h.running <- struct{}{}:
+	default:
+		// As many checks as allowed are running (some may be past their
+		// answer): admit now rather than queue, as on a timeout.
+		log.V(1).Info("Admitted unchecked: too many checks running", "running", cap(h.running))
+		return admission.Allowed("").WithWarnings(fmt.Sprintf("steward: not checked: %d checks are already running; the controller reports any problem in the status conditions", cap(h.running)))
+	}
 	done := make(chan Result, 1)
 	go func() {
+		defer func() { <-h.running }()
 		// Not bound to ctx: an evaluation runs to its own budget; its
 		// answer is dropped if it comes too late.
 		checkCtx, cancel := context.WithTimeout(context.Background(), 4*h.timeout)
 		defer cancel()
-		if app, ok := obj.(*v1beta1.Application); ok {
-			done <- h.checker.Application(checkCtx, app)
-			return
-		}
-		done <- h.checker.Definition(checkCtx, obj)
+		done <- h.run(checkCtx, obj)
 	}()
 	var res Result
 	select {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -30,7 +31,28 @@ type Options struct {
 	// Observe, when set, is told of each cache event: "hit", "miss",
 	// "fetch" (a download) and "error" (a failed one).
 	Observe func(event string)
+	// DialContext, when set, makes every connection (repository index,
+	// archive, OCI registry and its token service, each redirect): the
+	// controller passes its egress policy's, which checks the address
+	// actually dialled. With it set no proxy from the environment is
+	// used, since a proxy would make the dialled address the proxy's.
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+	// MaxConcurrentFetches bounds the downloads in flight at once,
+	// whatever their sources (default 4); the rest wait their turn
+	// within their Timeout.
+	MaxConcurrentFetches int
 }
+
+// maxRedirects bounds the redirects one request follows.
+const maxRedirects = 10
+
+// Failures are remembered per resolution key, so that a source that
+// fails is not fetched again on every render: first for
+// failureBackoff, doubling to maxFailureBackoff.
+const (
+	failureBackoff    = 30 * time.Second
+	maxFailureBackoff = 5 * time.Minute
+)
 
 // maxIndexBytes bounds a repository's index.yaml.
 const maxIndexBytes = 32 << 20
@@ -55,12 +77,21 @@ type Fetched struct {
 type Fetcher struct {
 	o     Options
 	group singleflight.Group
+	slots chan struct{} // MaxConcurrentFetches
 
 	mu       sync.Mutex
 	resolved map[string]resolution
+	failed   map[string]failure
 	archives map[string]*list.Element // digest → element of lru
 	lru      *list.List               // of *archive, most recent first
 	bytes    int64
+}
+
+// failure is a resolution key's last failed fetch.
+type failure struct {
+	err     error
+	backoff time.Duration
+	until   time.Time
 }
 
 type resolution struct {
@@ -68,9 +99,14 @@ type resolution struct {
 	expires               time.Time
 }
 
+// archive is a kept chart and the credential identities that fetched
+// it: a fetch with other credentials (or none) that finds its digest
+// named by an index or manifest downloads it itself, so that knowing a
+// private chart's digest does not serve it.
 type archive struct {
-	digest string
-	data   []byte
+	digest     string
+	data       []byte
+	identities map[string]bool
 }
 
 // New returns a Fetcher.
@@ -84,7 +120,12 @@ func New(o Options) *Fetcher {
 	if o.Timeout <= 0 {
 		o.Timeout = time.Minute
 	}
-	return &Fetcher{o: o, resolved: map[string]resolution{}, archives: map[string]*list.Element{}, lru: list.New()}
+	if o.MaxConcurrentFetches <= 0 {
+		o.MaxConcurrentFetches = 4
+	}
+	return &Fetcher{o: o, slots: make(chan struct{}, o.MaxConcurrentFetches),
+		resolved: map[string]resolution{}, failed: map[string]failure{},
+		archives: map[string]*list.Element{}, lru: list.New()}
 }
 
 func (f *Fetcher) observe(event string) {
@@ -102,19 +143,33 @@ func (f *Fetcher) Fetch(ctx context.Context, src Source, auth *Auth, ttl TTL) (*
 		return got, nil
 	}
 	f.observe("miss")
+	if err := f.recentFailure(key); err != nil {
+		return nil, err
+	}
 	v, err, _ := f.group.Do(key, func() (any, error) {
 		if got := f.cached(key); got != nil {
 			return got, nil
 		}
+		if err := f.recentFailure(key); err != nil {
+			return nil, err
+		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.o.Timeout)
 		defer cancel()
+		select {
+		case f.slots <- struct{}{}:
+			defer func() { <-f.slots }()
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%s: waited %s for one of the %d fetches in flight to finish", src, f.o.Timeout, cap(f.slots))
+		}
 		got, err := f.fetch(ctx, src, auth)
 		if err != nil {
 			f.observe("error")
-			return nil, fmt.Errorf("%s: %w", src, err)
+			err = fmt.Errorf("%s: %w", src, err)
+			f.fail(key, err)
+			return nil, err
 		}
 		f.observe("fetch")
-		f.keep(key, got, ttl.For(src.Version))
+		f.keep(key, auth.identity(), got, ttl.For(src.Version))
 		return got, nil
 	})
 	if err != nil {
@@ -122,6 +177,39 @@ func (f *Fetcher) Fetch(ctx context.Context, src Source, auth *Auth, ttl TTL) (*
 	}
 	got := *v.(*Fetched)
 	return &got, nil
+}
+
+// recentFailure is key's last failure while its backoff lasts.
+func (f *Fetcher) recentFailure(key string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fl, ok := f.failed[key]
+	if !ok || time.Now().After(fl.until) {
+		return nil
+	}
+	return fmt.Errorf("%w (failed %s ago; tried again after %s)", fl.err,
+		time.Since(fl.until.Add(-fl.backoff)).Round(time.Second), fl.backoff)
+}
+
+// fail remembers key's failure: for failureBackoff the first time, for
+// twice the last backoff (at most maxFailureBackoff) when it fails again
+// soon after.
+func (f *Fetcher) fail(key string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	backoff := failureBackoff
+	if last, ok := f.failed[key]; ok && time.Since(last.until) < maxFailureBackoff {
+		backoff = min(2*last.backoff, maxFailureBackoff)
+	}
+	if len(f.failed) >= maxResolutions {
+		now := time.Now()
+		for k, fl := range f.failed {
+			if now.After(fl.until.Add(maxFailureBackoff)) || len(f.failed) >= maxResolutions {
+				delete(f.failed, k)
+			}
+		}
+	}
+	f.failed[key] = failure{err: err, backoff: backoff, until: time.Now().Add(backoff)}
 }
 
 // cached is the archive key resolves to, if fresh and kept.
@@ -163,19 +251,29 @@ func (f *Fetcher) sweep() {
 	}
 }
 
-// byDigest is the archive kept under digest, nil when there is none.
-func (f *Fetcher) byDigest(digest string) []byte {
+// byDigest is the archive kept under digest, nil when there is none or
+// when it was fetched only with credentials other than identity's.
+func (f *Fetcher) byDigest(digest, identity string) []byte {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if el, ok := f.archives[digest]; ok {
+		a := el.Value.(*archive)
+		if !a.identities[identity] {
+			return nil
+		}
 		f.lru.MoveToFront(el)
-		return el.Value.(*archive).data
+		return a.data
 	}
 	return nil
 }
 
-// keep caches an archive by digest and key's resolution for ttl.
-func (f *Fetcher) keep(key string, got *Fetched, ttl time.Duration) {
+// maxIdentities bounds the credential identities recorded per archive;
+// past it the archive is re-downloaded by the ones not recorded.
+const maxIdentities = 64
+
+// keep caches an archive by digest, as fetched by identity, and key's
+// resolution for ttl.
+func (f *Fetcher) keep(key, identity string, got *Fetched, ttl time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if ttl > 0 {
@@ -184,15 +282,20 @@ func (f *Fetcher) keep(key string, got *Fetched, ttl time.Duration) {
 		}
 		f.resolved[key] = resolution{digest: got.Digest, name: got.Name, version: got.Version, expires: time.Now().Add(ttl)}
 	}
+	delete(f.failed, key)
 	if el, ok := f.archives[got.Digest]; ok {
 		f.lru.MoveToFront(el)
-		got.Archive = el.Value.(*archive).data // one copy per digest
+		a := el.Value.(*archive)
+		if len(a.identities) < maxIdentities {
+			a.identities[identity] = true
+		}
+		got.Archive = a.data // one copy per digest
 		return
 	}
 	if ttl <= 0 {
 		return
 	}
-	f.archives[got.Digest] = f.lru.PushFront(&archive{digest: got.Digest, data: got.Archive})
+	f.archives[got.Digest] = f.lru.PushFront(&archive{digest: got.Digest, data: got.Archive, identities: map[string]bool{identity: true}})
 	f.bytes += int64(len(got.Archive))
 	for f.bytes > f.o.MaxCacheBytes && f.lru.Len() > 1 {
 		old := f.lru.Back()
@@ -209,7 +312,7 @@ func (f *Fetcher) fetch(ctx context.Context, src Source, auth *Auth) (*Fetched, 
 	case KindOCI:
 		return f.fetchOCI(ctx, src, auth)
 	case KindURL:
-		c, err := httpClient(auth)
+		c, err := f.httpClient(auth)
 		if err != nil {
 			return nil, err
 		}
@@ -222,7 +325,7 @@ func (f *Fetcher) fetch(ctx context.Context, src Source, auth *Auth) (*Fetched, 
 	if src.RepoURL == "" {
 		return nil, errors.New("chart.repoURL is empty: a chart given by name needs its repository")
 	}
-	c, err := httpClient(auth)
+	c, err := f.httpClient(auth)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +357,7 @@ func (f *Fetcher) fetch(ctx context.Context, src Source, auth *Auth) (*Fetched, 
 	if cv.Digest != "" {
 		// Content-addressed: an archive kept under the index's digest is
 		// not downloaded again (another version string resolved to it).
-		if data := f.byDigest("sha256:" + strings.TrimPrefix(cv.Digest, "sha256:")); data != nil {
+		if data := f.byDigest("sha256:"+strings.TrimPrefix(cv.Digest, "sha256:"), auth.identity()); data != nil {
 			return fetched(data, cv.Name, cv.Version), nil
 		}
 	}
@@ -280,18 +383,41 @@ func fetched(data []byte, name, version string) *Fetched {
 	return &Fetched{Archive: data, Digest: "sha256:" + hex.EncodeToString(sum[:]), Name: name, Version: version}
 }
 
-// httpClient is an HTTP client with auth's TLS settings.
-func httpClient(auth *Auth) (*http.Client, error) {
+// httpClient is an HTTP client with auth's TLS settings, dialling with
+// Options.DialContext, whose redirects are checked by checkRedirect.
+func (f *Fetcher) httpClient(auth *Auth) (*http.Client, error) {
 	cfg, err := auth.tlsConfig()
 	if err != nil {
 		return nil, err
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = http.ProxyFromEnvironment
+	if f.o.DialContext != nil {
+		tr.Proxy = nil
+		tr.DialContext = f.o.DialContext
+	}
 	if cfg != nil {
 		tr.TLSClientConfig = cfg
 	}
-	return &http.Client{Transport: tr}, nil
+	return &http.Client{Transport: tr, CheckRedirect: checkRedirect}, nil
+}
+
+// checkRedirect follows at most maxRedirects redirects, never from
+// https to http, and sends the credentials only while the redirect stays
+// on the first request's scheme and host (net/http would keep them for a
+// subdomain, and a basic-auth header set by hand on any host).
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	first := via[0].URL
+	if first.Scheme == "https" && req.URL.Scheme != "https" {
+		return fmt.Errorf("refused a redirect from https to %s", redact(req.URL.String()))
+	}
+	if req.URL.Scheme != first.Scheme || !strings.EqualFold(req.URL.Host, first.Host) {
+		req.Header.Del("Authorization")
+	}
+	return nil
 }
 
 // get downloads at most limit bytes of u.

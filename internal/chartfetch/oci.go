@@ -37,7 +37,7 @@ func (f *Fetcher) fetchOCI(ctx context.Context, src Source, a *Auth) (*Fetched, 
 	if err != nil {
 		return nil, fmt.Errorf("not an OCI reference: %w", err)
 	}
-	hc, err := httpClient(a)
+	hc, err := f.httpClient(a)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (f *Fetcher) fetchOCI(ctx context.Context, src Source, a *Auth) (*Fetched, 
 			continue
 		}
 		name := ref[strings.LastIndex(ref, "/")+1:]
-		if data := f.byDigest(layer.Digest.String()); data != nil {
+		if data := f.byDigest(layer.Digest.String(), a.identity()); data != nil {
 			return fetched(data, name, tag), nil
 		}
 		if layer.Size > f.o.MaxChartBytes {

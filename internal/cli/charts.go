@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/boundary"
 	"github.com/steward-oam/steward/internal/chartfetch"
 	"github.com/steward-oam/steward/internal/cueeval"
 	"github.com/steward-oam/steward/internal/helmchart"
@@ -31,7 +32,8 @@ func chartActions(ctx context.Context, hub client.Reader, kubeVersion string) fu
 			if a.Provider != "helm" || a.Do != "render" {
 				return nil, fmt.Errorf("component %q: the %s.%s action at %s is not one a component may use", need.Component, a.Provider, a.Do, a.Path)
 			}
-			prepared, err := p.Prepare(ctx, hub, app.Namespace, a.Params, kubeVersion)
+			// The user's own credentials: their RBAC is the boundary.
+			prepared, err := p.Prepare(ctx, hub, boundary.Boundary{Namespace: app.Namespace}, a.Params, kubeVersion)
 			if err != nil {
 				return nil, fmt.Errorf("component %q: %w", need.Component, err)
 			}

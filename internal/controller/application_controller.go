@@ -17,12 +17,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/metrics"
 	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/steprun"
 	"github.com/steward-oam/steward/internal/tracker"
 	"github.com/steward-oam/steward/internal/watch"
 )
@@ -45,6 +47,11 @@ type ApplicationReconciler struct {
 	// steps (vela/http, vela/email, vela/config, vela/util); vela/kube's
 	// are the controller's own.
 	StepProviders provider.Registry
+	// StepJobs runs custom steps' remote actions (http, email) off the
+	// reconcile workers; nil runs them in the pass. stepDone carries the
+	// Applications whose action ended, to be reconciled again.
+	StepJobs *steprun.Background
+	stepDone chan event.TypedGenericEvent[types.NamespacedName]
 	// Charts prepares the Helm charts of helmchart components (vela/helm);
 	// nil refuses them.
 	Charts   *helmchart.Provider
@@ -225,6 +232,9 @@ func (r *ApplicationReconciler) forget(app types.NamespacedName) {
 	r.health.forget(app)
 	r.postDigests.forget(app)
 	r.Watch.Forget(app)
+	if r.StepJobs != nil {
+		r.StepJobs.Forget(app)
+	}
 }
 
 // patchStatus writes the status computed from the scope's facts, only when

@@ -75,14 +75,12 @@ func (r *ApplicationReconciler) chartActions(ctx context.Context, s *scope) func
 			if a.Provider != "helm" || a.Do != "render" {
 				return nil, named(fmt.Errorf("the %s.%s action at %s is not one a component may use", a.Provider, a.Do, a.Path))
 			}
-			p, err := r.Charts.Prepare(ctx, hub, app.Namespace, a.Params, r.ClusterVersion.GitVersion)
+			// app is the Application itself, in its own namespace: the
+			// boundary holds the release namespace, credentials and
+			// values sources before anything is read or fetched.
+			p, err := r.Charts.Prepare(ctx, hub, boundaryOf(app, s.identity, r.Options.NoCrossNamespaceObjects), a.Params, r.ClusterVersion.GitVersion)
 			if err != nil {
 				return nil, named(err)
-			}
-			// app is the Application itself, in its own namespace.
-			if r.Options.NoCrossNamespaceObjects && p.Namespace != app.Namespace {
-				return nil, named(&reasonError{reason: v1beta1.ReasonCrossNamespaceObject,
-					err: fmt.Errorf("release namespace %q is not the Application's namespace %q (--no-cross-namespace-objects)", p.Namespace, app.Namespace)})
 			}
 			if p.CreateNamespace && p.Namespace != app.Namespace {
 				if err := r.ensureNamespace(ctx, s, clusterName, p.Namespace); err != nil {
@@ -267,7 +265,7 @@ func (r *ApplicationReconciler) releasesDeployed(ctx context.Context, s *scope) 
 		}
 		c, err := s.clients.GetClient(ctx, rel.Cluster)
 		if err == nil {
-			err = helmchart.Deployed(ctx, c, rel.Name, rel.Namespace, rel.Revision)
+			err = helmchart.Deployed(ctx, c, rel.Name, rel.Namespace, rel.Revision, map[string]string{v1beta1.LabelAppName: s.app.Name, v1beta1.LabelAppNamespace: s.app.Namespace})
 		}
 		if err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "Marking the Helm release deployed failed", "release", rel.Name, "namespace", rel.Namespace)
@@ -289,7 +287,7 @@ func (r *ApplicationReconciler) uninstallReleases(ctx context.Context, s *scope,
 			seen[k] = true
 			c, err := s.clients.GetClient(ctx, rel.Cluster)
 			if err == nil {
-				err = helmchart.Uninstall(ctx, c, rel.Name, rel.Namespace)
+				err = helmchart.Uninstall(ctx, c, rel.Name, rel.Namespace, map[string]string{v1beta1.LabelAppName: s.app.Name, v1beta1.LabelAppNamespace: s.app.Namespace})
 			}
 			if err != nil {
 				return fmt.Errorf("deleting the records of Helm release %s/%s: %w", rel.Namespace, rel.Name, err)
@@ -315,7 +313,9 @@ func (r *ApplicationReconciler) chartInputsMoved(ctx context.Context, s *scope) 
 		return false
 	}
 	for _, rel := range rels {
-		p, err := r.Charts.Peek(ctx, hub, rel.AppNamespace, rel.Params, r.ClusterVersion.GitVersion)
+		b := r.boundary(s)
+		b.Namespace = rel.AppNamespace
+		p, err := r.Charts.Peek(ctx, hub, b, rel.Params, r.ClusterVersion.GitVersion)
 		if err != nil {
 			// Kept as delivered; a render, when the spec changes, reports
 			// it. A chart being fetched is looked at on the next pass.

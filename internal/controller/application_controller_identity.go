@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/boundary"
 	"github.com/steward-oam/steward/internal/cluster"
 	"github.com/steward-oam/steward/internal/tracker"
 )
@@ -106,15 +107,17 @@ func checkBoundary(app *v1beta1.Application, id cluster.Identity, entries []v1be
 // outsideBoundary says why one entry is outside what
 // --no-cross-namespace-objects allows the Application, or nil.
 func outsideBoundary(app *v1beta1.Application, id cluster.Identity, e v1beta1.ManagedResource) error {
-	switch {
-	case e.Namespace != "" && e.Namespace != app.Namespace:
-		return &reasonError{reason: v1beta1.ReasonCrossNamespaceObject,
-			err: fmt.Errorf("%s in namespace %q: only the Application's namespace %q is allowed (--no-cross-namespace-objects)",
-				tracker.KeyOf(e), e.Namespace, app.Namespace)}
-	case e.Namespace == "" && id.IsZero():
-		return &reasonError{reason: v1beta1.ReasonClusterScopedObject,
-			err: fmt.Errorf("cluster-scoped %s: only an Application acting as a ServiceAccount (annotation %s) may create cluster-scoped objects, as far as its RBAC allows (--no-cross-namespace-objects)",
-				tracker.KeyOf(e), v1beta1.AnnotationServiceAccountName)}
-	}
-	return nil
+	b := boundaryOf(app, id, true)
+	return b.CheckObject(tracker.KeyOf(e).String(), e.Namespace != "", e.Namespace)
+}
+
+// boundaryOf is what an Application acting as id may reach: the boundary
+// rendered objects, provider actions and chart sources are all held to.
+func boundaryOf(app *v1beta1.Application, id cluster.Identity, confined bool) boundary.Boundary {
+	return boundary.Boundary{Namespace: app.Namespace, Confined: confined, Impersonating: !id.IsZero()}
+}
+
+// boundary is the pass's boundary (--no-cross-namespace-objects).
+func (r *ApplicationReconciler) boundary(s *scope) boundary.Boundary {
+	return boundaryOf(s.app, s.identity, r.Options.NoCrossNamespaceObjects)
 }

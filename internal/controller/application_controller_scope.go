@@ -7,7 +7,10 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apply"
+	"github.com/steward-oam/steward/internal/boundary"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/egress"
+	"github.com/steward-oam/steward/internal/helmchart"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -161,6 +164,15 @@ func reasonOf(err error, fallback string) string {
 	var oe *reasonError
 	if errors.As(err, &oe) {
 		return oe.reason
+	}
+	if be := boundary.As(err); be != nil {
+		return be.Reason
+	}
+	if egress.IsDenied(err) {
+		return egress.Reason
+	}
+	if errors.Is(err, helmchart.ErrForeignRelease) {
+		return v1beta1.ReasonOwnershipConflict
 	}
 	return fallback
 }

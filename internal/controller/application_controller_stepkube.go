@@ -21,6 +21,10 @@ import (
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
+// kubeActions are the vela/kube actions of one step: reads, lists and
+// deletes go straight to the cluster as the Application, held to its
+// boundary and to the bound on what an action returns; applies and
+// patches are recorded in the version's tracker, under the step, before
 // keepState applies them.
 func (r *ApplicationReconciler) kubeActions(s *scope, step string) provider.Registry {
 	return provider.Registry{
@@ -67,16 +71,38 @@ func (r *ApplicationReconciler) kubeActions(s *scope, step string) provider.Regi
 			if err != nil {
 				return nil, err
 			}
-			if err := r.withinBoundary(s, p.Filter.Namespace); err != nil {
+			kind := &unstructured.Unstructured{}
+			kind.SetAPIVersion(p.Resource.APIVersion)
+			kind.SetKind(p.Resource.Kind)
+			if err := r.listBoundary(ctx, s, p.Cluster, kind, p.Filter.Namespace); err != nil {
 				return nil, err
 			}
-			list := &unstructured.UnstructuredList{}
-			list.SetAPIVersion(p.Resource.APIVersion)
-			list.SetKind(p.Resource.Kind + "List")
-			if err := c.List(ctx, list, client.InNamespace(p.Filter.Namespace), client.MatchingLabels(p.Filter.MatchingLabels)); err != nil {
-				return json.Marshal(map[string]any{"values": list.UnstructuredContent(), "err": err.Error()})
+			out := &unstructured.UnstructuredList{}
+			out.SetAPIVersion(p.Resource.APIVersion)
+			out.SetKind(p.Resource.Kind + "List")
+			budget := provider.NewResultBudget(env, fmt.Sprintf("the list of %s in %q", p.Resource.Kind, p.Filter.Namespace))
+			err = provider.ListPages(ctx, c, func() client.ObjectList {
+				l := &unstructured.UnstructuredList{}
+				l.SetAPIVersion(p.Resource.APIVersion)
+				l.SetKind(p.Resource.Kind + "List")
+				return l
+			}, func(l client.ObjectList) error {
+				for _, item := range l.(*unstructured.UnstructuredList).Items {
+					if err := budget.Add(item.Object); err != nil {
+						return err
+					}
+					out.Items = append(out.Items, item)
+				}
+				return nil
+			}, client.InNamespace(p.Filter.Namespace), client.MatchingLabels(p.Filter.MatchingLabels))
+			var tooLarge *provider.TooLargeError
+			if errors.As(err, &tooLarge) {
+				return nil, err
 			}
-			return json.Marshal(map[string]any{"values": list.UnstructuredContent()})
+			if err != nil {
+				return json.Marshal(map[string]any{"values": out.UnstructuredContent(), "err": err.Error()})
+			}
+			return json.Marshal(map[string]any{"values": out.UnstructuredContent()})
 		},
 		"kube.delete": func(ctx context.Context, env *provider.Env, raw json.RawMessage) (json.RawMessage, error) {
 			var p struct {
@@ -96,7 +122,7 @@ func (r *ApplicationReconciler) kubeActions(s *scope, step string) provider.Regi
 			}
 			obj := p.Value
 			if p.Filter != nil {
-				if err := r.withinBoundary(s, p.Filter.Namespace); err != nil {
+				if err := r.listBoundary(ctx, s, p.Cluster, obj, p.Filter.Namespace); err != nil {
 					return nil, err
 				}
 				return nil, r.deleteMatching(ctx, s, env, c, p.Cluster, obj, p.Filter.Namespace, p.Filter.MatchingLabels)
@@ -195,6 +221,9 @@ func (r *ApplicationReconciler) kubeActions(s *scope, step string) provider.Regi
 	}
 }
 
+// applyFromStep records an object a step applies in the version's
+// tracker, under the step; keepState applies it (in the next pass, as
+// the step is reached). Once it is recorded as it is now and applied, it
 // returns the live object; until then provider.ErrPending.
 func (r *ApplicationReconciler) applyFromStep(ctx context.Context, s *scope, step, cluster string, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	if s.current == nil {
@@ -267,6 +296,7 @@ func (r *ApplicationReconciler) applyFromStep(ctx context.Context, s *scope, ste
 	return nil, fmt.Errorf("%w: %s recorded, to be applied", provider.ErrPending, key)
 }
 
+// tracked reports whether an object is recorded in one of the
 // Application's trackers.
 func (r *ApplicationReconciler) tracked(s *scope, cluster string, obj *unstructured.Unstructured) bool {
 	want := tracker.KeyOf(v1beta1.ManagedResource{ClusterObjectReference: v1beta1.ClusterObjectReference{
@@ -302,6 +332,7 @@ func mergeInto(obj map[string]any, patch json.RawMessage) (map[string]any, error
 	return out, json.Unmarshal(merged, &out)
 }
 
+// cleanLive drops what the API server owns from a live object read to be
 // patched and applied again.
 func cleanLive(obj map[string]any) map[string]any {
 	delete(obj, "status")
@@ -345,7 +376,9 @@ func entrySource(e v1beta1.ManagedResource) string {
 	return "the Application"
 }
 
-// --no-cross-namespace-objects.
+// scoped gives an object a step names its namespace (none for a
+// cluster-scoped kind, def when it has none) and holds it to the
+// Application's boundary, as rendered objects are.
 func (r *ApplicationReconciler) scoped(ctx context.Context, s *scope, cluster string, obj *unstructured.Unstructured, def string) error {
 	namespaced, err := r.namespacedIn(ctx)(cluster, obj)
 	if err != nil {
@@ -357,20 +390,46 @@ func (r *ApplicationReconciler) scoped(ctx context.Context, s *scope, cluster st
 	case obj.GetNamespace() == "":
 		obj.SetNamespace(def)
 	}
-	if !namespaced && r.Options.NoCrossNamespaceObjects {
-		return provider.Refuse("%s %s is cluster-scoped: --no-cross-namespace-objects keeps steps in the Application's namespace", obj.GetKind(), obj.GetName())
-	}
-	return r.withinBoundary(s, obj.GetNamespace())
+	return refusal(r.boundary(s).CheckObject(describeObject(obj), namespaced, obj.GetNamespace()))
 }
 
-// applies are.
-func (r *ApplicationReconciler) withinBoundary(s *scope, namespace string) error {
-	if r.Options.NoCrossNamespaceObjects && namespace != s.app.Namespace {
-		return provider.Refuse("namespace %q: --no-cross-namespace-objects keeps steps in the Application's namespace %q", namespace, s.app.Namespace)
+// listBoundary holds a step's list (or delete by filter) of a kind in a
+// namespace to the Application's boundary: "" lists every namespace,
+// which a confined Application may not.
+func (r *ApplicationReconciler) listBoundary(ctx context.Context, s *scope, cluster string, kind *unstructured.Unstructured, namespace string) error {
+	namespaced, err := r.namespacedIn(ctx)(cluster, kind)
+	if err != nil {
+		return err
 	}
-	return nil
+	b := r.boundary(s)
+	what := fmt.Sprintf("the %s objects", kind.GetKind())
+	switch {
+	case !namespaced:
+		return refusal(b.CheckClusterScoped(what))
+	case namespace == "" && b.Confined:
+		return refusal(b.CheckNamespace(what+" of every namespace", "*"))
+	}
+	return refusal(b.CheckNamespace(what, namespace))
 }
 
+// refusal makes a boundary refusal a refused action (the step fails);
+// nil stays nil.
+func refusal(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &provider.RefusedError{Err: err}
+}
+
+func describeObject(obj *unstructured.Unstructured) string {
+	if obj.GetNamespace() == "" {
+		return obj.GetKind() + " " + obj.GetName()
+	}
+	return obj.GetKind() + " " + obj.GetNamespace() + "/" + obj.GetName()
+}
+
+// deleteOne deletes one object a step names, as the Application: never
+// one this Application manages (StateKeep would only re-create it), nor
 // one another Application owns.
 func (r *ApplicationReconciler) deleteOne(ctx context.Context, s *scope, env *provider.Env, c client.Client, cluster string, obj *unstructured.Unstructured) error {
 	desc := fmt.Sprintf("%s %s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName())
@@ -395,33 +454,40 @@ func (r *ApplicationReconciler) deleteOne(ctx context.Context, s *scope, env *pr
 	return err
 }
 
-// another Application owns.
+// deleteMatching deletes, one by one, the objects of a kind a step's
+// filter selects, leaving those this Application manages and those
+// another Application owns. It lists page by page, so that a namespace of
+// many objects is never held whole.
 func (r *ApplicationReconciler) deleteMatching(ctx context.Context, s *scope, env *provider.Env, c client.Client, cluster string, kind *unstructured.Unstructured, namespace string, labels map[string]string) error {
-	list := &unstructured.UnstructuredList{}
-	list.SetAPIVersion(kind.GetAPIVersion())
-	list.SetKind(kind.GetKind() + "List")
-	if err := c.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels(labels)); err != nil {
-		return err
+	newList := func() client.ObjectList {
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion(kind.GetAPIVersion())
+		list.SetKind(kind.GetKind() + "List")
+		return list
 	}
-	for i := range list.Items {
-		item := &list.Items[i]
-		desc := fmt.Sprintf("%s %s/%s", item.GetKind(), item.GetNamespace(), item.GetName())
-		if r.tracked(s, cluster, item) || foreignOwner(s.app, item) != "" {
-			env.Log.V(decisionLevel).Info("Skipped by a workflow step's delete: managed by an Application", "object", desc)
-			continue
+	return provider.ListPages(ctx, c, newList, func(l client.ObjectList) error {
+		list := l.(*unstructured.UnstructuredList)
+		for i := range list.Items {
+			item := &list.Items[i]
+			desc := describeObject(item)
+			if r.tracked(s, cluster, item) || foreignOwner(s.app, item) != "" {
+				env.Log.V(decisionLevel).Info("Skipped by a workflow step's delete: managed by an Application", "object", desc)
+				continue
+			}
+			err := c.Delete(ctx, item, client.Preconditions{UID: uidPtr(item.GetUID())}, client.PropagationPolicy("Background"))
+			if apierrors.IsNotFound(err) {
+				err = nil
+			}
+			env.Log.V(decisionLevel).Info("Deleted by a workflow step (its filter)", "object", desc, "cluster", v1beta1.ClusterKey(cluster), "error", errString(err))
+			if err != nil {
+				return err
+			}
 		}
-		err := c.Delete(ctx, item, client.Preconditions{UID: uidPtr(item.GetUID())}, client.PropagationPolicy("Background"))
-		if apierrors.IsNotFound(err) {
-			err = nil
-		}
-		env.Log.V(decisionLevel).Info("Deleted by a workflow step (its filter)", "object", desc, "cluster", v1beta1.ClusterKey(cluster), "error", errString(err))
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return nil
+	}, client.InNamespace(namespace), client.MatchingLabels(labels))
 }
 
+// foreignOwner names the Application ("namespace/name") whose ownership
 // labels an object carries, when that is not app; "" otherwise.
 func foreignOwner(app *v1beta1.Application, obj *unstructured.Unstructured) string {
 	l := obj.GetLabels()

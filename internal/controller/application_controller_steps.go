@@ -7,7 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/inventory"
@@ -75,11 +77,15 @@ func (r *ApplicationReconciler) runSteps(ctx context.Context, s *scope) error {
 			s.flow.Settle(name, workflow.Verdict{Phase: v1beta1.WorkflowStepFailed, Reason: steprun.ReasonTemplate, Message: perr.Error()})
 			continue
 		}
-		env := &provider.Env{Namespace: s.app.Namespace, App: s.app.Name, Step: name, Client: local, Log: log.WithValues("step", name)}
-		runner := steprun.Runner{Renderer: r.Renderer, Providers: r.stepProviders().With(r.kubeActions(s, name))}
+		env := &provider.Env{Namespace: s.app.Namespace, App: s.app.Name, Step: name, Client: local,
+			Boundary: r.boundary(s), Managed: r.managedBy(s), MaxResultBytes: r.Options.MaxStepActionResult.Value(),
+			Log: log.WithValues("step", name)}
+		runner := steprun.Runner{Renderer: r.Renderer, Providers: r.stepProviders().With(r.kubeActions(s, name)),
+			Background: r.StepJobs, MaxRunBytes: r.Options.MaxStepResult.Value()}
 		out := runner.Run(ctx, env, steprun.Step{
 			Name: name, Type: step.Type, Definition: &def.ObjectMeta, Template: def.Spec.Schematic.CUE.Template,
 			Params: params, Context: stepContext(s, name, ss.ID), Outputs: step.Outputs, Resumed: custom[name], Started: started,
+			Run: steprun.RunID{App: client.ObjectKeyFromObject(s.app), Run: string(s.app.UID) + "/" + runKey(s.flow.Status) + "/" + name},
 		})
 		log.V(decisionLevel).Info("Ran workflow step", "step", name, "type", step.Type, "phase", out.Phase, "reason", out.Reason, "message", out.Message, "actions", out.Actions)
 		if out.Phase == v1beta1.WorkflowStepSucceeded && len(out.Values) > 0 {
@@ -131,14 +137,19 @@ func nonNil(m map[string]string) map[string]string {
 	return m
 }
 
-// kubeActions are the vela/kube actions of one step: reads, lists and
-// deletes go straight to the cluster as the Application; applies and
-// patches are recorded in the version's tracker, under the step, before
-// applyFromStep records an object a step applies in the version's
-// tracker, under the step; keepState applies it (in the next pass, as
-// the step is reached). Once it is recorded as it is now and applied, it
-// tracked reports whether an object is recorded in one of the
-// cleanLive drops what the API server owns from a live object read to be
+// managedBy names what of this Application manages an object a step
+// action would delete or overwrite ("this Application": its trackers
+// record it); another Application's ownership labels are looked at by
+// the action itself.
+func (r *ApplicationReconciler) managedBy(s *scope) func(*unstructured.Unstructured) string {
+	return func(obj *unstructured.Unstructured) string {
+		if r.tracked(s, v1beta1.ClusterLocal, obj) {
+			return "this Application"
+		}
+		return ""
+	}
+}
+
 // stepProviders are the provider actions custom steps may use besides
 // vela/kube's.
 func (r *ApplicationReconciler) stepProviders() provider.Registry {
@@ -180,15 +191,6 @@ func (r *ApplicationReconciler) missingStepDefinitions(ctx context.Context, app 
 	return missing
 }
 
-// scoped gives an object a step names its namespace: none for a
-// cluster-scoped kind, def when it has none; and holds it to
-// withinBoundary holds a step's reads, lists and deletes to the
-// Application's namespace under --no-cross-namespace-objects, as its
-// deleteOne deletes one object a step names, as the Application: never
-// one this Application manages (StateKeep would only re-create it), nor
-// deleteMatching deletes, one by one, the objects of a kind a step's
-// filter selects, leaving those this Application manages and those
-// foreignOwner names the Application ("namespace/name") whose ownership
 // carryStepEntries adds to a new render of a version the entries its
 // custom steps recorded (by the flow the version records), which no
 // render produces: recording the render alone would mark them deleted.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 )
@@ -38,6 +40,14 @@ func (r *ApplicationReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// Watch mode: changes to managed objects, label-selected and
 		// metadata-only, enqueue their Application.
 		b = b.WatchesRawSource(r.Watch.Source())
+	}
+	if r.stepDone != nil {
+		// A custom step's remote action ended: its step goes on.
+		b = b.WatchesRawSource(source.Channel(r.stepDone, handler.TypedFuncs[types.NamespacedName, reconcile.Request]{
+			GenericFunc: func(_ context.Context, e event.TypedGenericEvent[types.NamespacedName], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				q.Add(reconcile.Request{NamespacedName: e.Object})
+			},
+		}))
 	}
 	if r.Options.DefinitionRevisions {
 		// autoUpdate Applications render again when a definition they

@@ -3,13 +3,17 @@ package controller
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/steward-oam/steward/internal/apply"
 	"github.com/steward-oam/steward/internal/chartfetch"
+	"github.com/steward-oam/steward/internal/egress"
 	"github.com/steward-oam/steward/internal/helmchart"
 	"github.com/steward-oam/steward/internal/provider"
+	"github.com/steward-oam/steward/internal/steprun"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,6 +24,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -254,6 +259,20 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 		return nil, err
 	}
 	m.WatchEvaluatorCPU(pool.CPUTime)
+	policy, err := egress.New(egress.Options{Allow: opts.EgressAllow, Deny: opts.EgressDeny, Listeners: ownListeners(opts)})
+	if err != nil {
+		return nil, err
+	}
+	stepDone := make(chan event.TypedGenericEvent[types.NamespacedName], 1024)
+	stepJobs := &steprun.Background{
+		Workers: opts.StepActionWorkers, PerNamespace: opts.StepActionWorkersPerNamespace,
+		Done: func(app types.NamespacedName) {
+			select {
+			case stepDone <- event.TypedGenericEvent[types.NamespacedName]{Object: app}:
+			default: // full: the step's own retry looks at it again
+			}
+		},
+	}
 	return &ApplicationReconciler{
 		Watch:    watcher,
 		Client:   mgr.GetClient(),
@@ -263,15 +282,28 @@ func newApplicationReconciler(mgr manager.Manager, cfg *rest.Config, opts Option
 		Trackers: &tracker.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Indexed: true, Shard: opts.Sharding.Label(),
 			Compression: v1beta1.CompressionType(opts.TrackerCompression)},
 		Renderer:      renderer,
-		StepProviders: provider.Defaults(provider.HTTPOptions{}),
+		StepProviders: provider.Defaults(provider.HTTPOptions{Egress: policy}),
+		StepJobs:      stepJobs,
+		stepDone:      stepDone,
 		Charts: &helmchart.Provider{Fetcher: chartfetch.New(chartfetch.Options{
-			MaxCacheBytes: opts.HelmCacheBytes, Timeout: opts.HelmFetchTimeout, Observe: m.ChartCache}), Wait: 2 * time.Second},
+			MaxCacheBytes: opts.HelmCacheBytes, Timeout: opts.HelmFetchTimeout, Observe: m.ChartCache,
+			DialContext: policy.DialContext}), Wait: 2 * time.Second},
 		Metrics:        m,
 		Recorder:       recorder,
 		ClusterVersion: delivery.ClusterVersion(cfg),
 		Options:        opts,
 		hooks:          opts.testHooks,
 	}, nil
+}
+
+// ownListeners are the addresses the controller listens on, which the
+// egress policy refuses tenants' requests to by default.
+func ownListeners(opts Options) []string {
+	out := []string{opts.MetricsAddr, opts.HealthAddr, opts.PprofAddr, opts.DashboardAddr}
+	if opts.UseWebhook {
+		out = append(out, net.JoinHostPort(opts.WebhookHost, strconv.Itoa(opts.WebhookPort)))
+	}
+	return out
 }
 
 // appRateLimiter backs off failed Applications from one second to five

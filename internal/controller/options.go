@@ -6,14 +6,18 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apply"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/egress"
+	"github.com/steward-oam/steward/internal/provider"
 	"github.com/steward-oam/steward/internal/sandbox"
 	"github.com/steward-oam/steward/internal/sharding"
+	"github.com/steward-oam/steward/internal/steprun"
 	"github.com/steward-oam/steward/internal/watch"
 )
 
@@ -111,6 +115,21 @@ type Options struct {
 	// Budget bounds every CUE evaluation (in child processes) and what one
 	// Application may render.
 	Budget sandbox.Budget
+	// EgressAllow and EgressDeny are the egress policy's rules (CIDRs,
+	// host names, *.domains) for everything Steward sends on a tenant's
+	// behalf: workflow steps' http and email, Helm chart sources.
+	EgressAllow []string
+	EgressDeny  []string
+	// MaxStepActionResult bounds what one provider action of a workflow
+	// step returns, and MaxStepResult all actions of one run of a step
+	// together, as JSON.
+	MaxStepActionResult resource.Quantity
+	MaxStepResult       resource.Quantity
+	// StepActionWorkers bounds the remote step actions (http, email)
+	// running at once, off the reconcile workers, and
+	// StepActionWorkersPerNamespace those of one namespace.
+	StepActionWorkers             int
+	StepActionWorkersPerNamespace int
 	// testHooks interrupt passes in tests; never set in production.
 	testHooks hooks
 	// onRequeue sees the requeue of every pass that ran to its end, in
@@ -130,40 +149,44 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() Options {
 	return Options{
-		MetricsAddr:             ":8080",
-		HealthAddr:              ":9440",
-		LeaderElectionID:        "steward-controller-leader",
-		ReSyncPeriod:            5 * time.Minute,
-		ReSyncJitter:            0.1,
-		ConcurrentReconciles:    4,
-		InformerSyncPeriod:      10 * time.Hour,
-		KubeAPIQPS:              50,
-		KubeAPIBurst:            100,
-		SystemDefinitionNS:      "vela-system",
-		RTDeleteOnlyTrigger:     true,
-		RevisionLimit:           10,
-		TrackerCompression:      string(v1beta1.CompressionZstd),
-		MinReconcileInterval:    10 * time.Second,
-		DeletionTimeout:         10 * time.Minute,
-		ClusterConcurrency:      8,
-		ClusterSecretNS:         "vela-system",
-		UnhealthyRequeueBase:    5 * time.Second,
-		IdentityClients:         256,
-		DriftDetection:          watch.ModeWatch,
-		ApplyMethod:             string(apply.ServerSide),
-		WatchFullReadPeriod:     time.Hour,
-		HelmCacheBytes:          64 << 20,
-		HelmFetchTimeout:        time.Minute,
-		DefinitionRevisions:     true,
-		WebhookPort:             9443,
-		WebhookCertDir:          "/k8s-webhook-server/serving-certs",
-		WebhookCerts:            WebhookCertsSelf,
-		WebhookCertSecret:       "steward-webhook-certs",
-		WebhookConfiguration:    "steward",
-		WebhookService:          "steward-webhook",
-		DefinitionRevisionLimit: 20,
-		Sharding:                sharding.Defaults(),
-		Budget:                  sandbox.DefaultBudget(),
+		MetricsAddr:                   ":8080",
+		HealthAddr:                    ":9440",
+		LeaderElectionID:              "steward-controller-leader",
+		ReSyncPeriod:                  5 * time.Minute,
+		ReSyncJitter:                  0.1,
+		ConcurrentReconciles:          4,
+		InformerSyncPeriod:            10 * time.Hour,
+		KubeAPIQPS:                    50,
+		KubeAPIBurst:                  100,
+		SystemDefinitionNS:            "vela-system",
+		RTDeleteOnlyTrigger:           true,
+		RevisionLimit:                 10,
+		TrackerCompression:            string(v1beta1.CompressionZstd),
+		MinReconcileInterval:          10 * time.Second,
+		DeletionTimeout:               10 * time.Minute,
+		ClusterConcurrency:            8,
+		ClusterSecretNS:               "vela-system",
+		UnhealthyRequeueBase:          5 * time.Second,
+		IdentityClients:               256,
+		DriftDetection:                watch.ModeWatch,
+		ApplyMethod:                   string(apply.ServerSide),
+		WatchFullReadPeriod:           time.Hour,
+		HelmCacheBytes:                64 << 20,
+		HelmFetchTimeout:              time.Minute,
+		DefinitionRevisions:           true,
+		WebhookPort:                   9443,
+		WebhookCertDir:                "/k8s-webhook-server/serving-certs",
+		WebhookCerts:                  WebhookCertsSelf,
+		WebhookCertSecret:             "steward-webhook-certs",
+		WebhookConfiguration:          "steward",
+		WebhookService:                "steward-webhook",
+		DefinitionRevisionLimit:       20,
+		Sharding:                      sharding.Defaults(),
+		Budget:                        sandbox.DefaultBudget(),
+		MaxStepActionResult:           *resource.NewQuantity(provider.DefaultMaxResultBytes, resource.BinarySI),
+		MaxStepResult:                 *resource.NewQuantity(steprun.DefaultMaxRunBytes, resource.BinarySI),
+		StepActionWorkers:             steprun.DefaultWorkers,
+		StepActionWorkersPerNamespace: steprun.DefaultPerNamespace,
 	}
 }
 
@@ -218,6 +241,12 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Sharding.RenewPeriod, "sharding-lease-renew-period", o.Sharding.RenewPeriod, "How often each shard renews its Lease; the master also looks at the Leases this often.")
 	fs.DurationVar(&o.Sharding.ReassignGrace, "sharding-reassign-grace", o.Sharding.ReassignGrace, "How long a shard's Lease stays expired before the master moves its Applications to live shards; 0 never moves them.")
 	fs.StringVar(&o.TrackerCompression, "resource-tracker-compression", o.TrackerCompression, "How ResourceTrackers store managed resources: \"\" (none), gzip or zstd.")
+	fs.StringSliceVar(&o.EgressAllow, "egress-allow", o.EgressAllow, "Addresses Steward may reach on a tenant's behalf (workflow steps' http and email, Helm chart repositories, URLs and OCI registries) although the egress policy refuses them by default: CIDRs (127.0.0.1/32), IPs, host names or *.domains. Loopback, link-local (cloud metadata) and the controller's own listeners are refused unless allowed here.")
+	fs.StringSliceVar(&o.EgressDeny, "egress-deny", o.EgressDeny, "Addresses Steward never reaches on a tenant's behalf, whatever --egress-allow says: CIDRs (10.0.0.0/8), IPs, host names or *.domains. Checked on the address actually dialled.")
+	fs.Var(sandbox.QuantityValue(&o.MaxStepActionResult), "max-step-action-result-size", "Most one provider action of a workflow step (http.do with its headers, kube.list, config.list, ...) may return, as JSON; past it the step fails with reason ResultTooLarge.")
+	fs.Var(sandbox.QuantityValue(&o.MaxStepResult), "max-step-result-size", "Most the results of all provider actions of one run of a workflow step may add up to, as JSON (what each evaluation of the step is given); past it the step fails with reason ResultTooLarge.")
+	fs.IntVar(&o.StepActionWorkers, "step-action-workers", o.StepActionWorkers, "Remote provider actions of workflow steps (http.do, email.send) running at once, off the reconcile workers: a slow server holds one of these, never a reconcile worker.")
+	fs.IntVar(&o.StepActionWorkersPerNamespace, "step-action-workers-per-namespace", o.StepActionWorkersPerNamespace, "Of --step-action-workers, how many the Applications of one namespace may hold at once.")
 	o.Budget.BindFlags(fs)
 }
 
@@ -267,6 +296,18 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--resource-tracker-compression %q: want \"\", gzip or zstd", o.TrackerCompression)
 	}
 	if err := o.Sharding.Validate(); err != nil {
+		return err
+	}
+	if o.MaxStepActionResult.Value() < 1<<10 {
+		return fmt.Errorf("--max-step-action-result-size %s: want at least 1Ki", o.MaxStepActionResult.String())
+	}
+	if o.MaxStepResult.Value() < o.MaxStepActionResult.Value() {
+		return fmt.Errorf("--max-step-result-size %s: want at least --max-step-action-result-size (%s)", o.MaxStepResult.String(), o.MaxStepActionResult.String())
+	}
+	if o.StepActionWorkers < 1 || o.StepActionWorkersPerNamespace < 1 {
+		return fmt.Errorf("--step-action-workers and --step-action-workers-per-namespace: want at least 1")
+	}
+	if _, err := egress.New(egress.Options{Allow: o.EgressAllow, Deny: o.EgressDeny}); err != nil {
 		return err
 	}
 	if err := o.Budget.Validate(); err != nil {

@@ -99,6 +99,10 @@ func testOptions() Options {
 	// has its own (watchmode_test.go), and the chaos suite runs the
 	// default.
 	o.DriftDetection = watch.ModeTimer
+	// The stories' chart repositories, webhooks and registries are
+	// loopback servers, which the egress policy refuses by default: the
+	// suite allows loopback explicitly (trust_test.go tries the default).
+	o.EgressAllow = []string{"127.0.0.1/32", "::1/128"}
 	return o
 }
 

@@ -106,6 +106,10 @@ func newStream(w http.ResponseWriter) (*stream, bool) {
 }
 
 // send writes html as an "update" event unless it is what was sent last.
+// Each line of html becomes its own "data:" line. A client ends a line at
+// "\r\n", "\r" or "\n" alike, so html is split on all three: a bare "\r"
+// inside text from the cluster (an Application's message) would otherwise
+// start a new field, such as "event:" or "data:", and rewrite the page.
 func (s *stream) send(html []byte) error {
 	if bytes.Equal(html, s.last) {
 		return nil
@@ -113,7 +117,7 @@ func (s *stream) send(html []byte) error {
 	s.last = html
 	var b strings.Builder
 	b.WriteString("event: update\n")
-	for _, line := range strings.Split(string(html), "\n") {
+	for _, line := range sseLines(string(html)) {
 		b.WriteString("data: ")
 		b.WriteString(line)
 		b.WriteString("\n")
@@ -124,6 +128,23 @@ func (s *stream) send(html []byte) error {
 	}
 	s.f.Flush()
 	return nil
+}
+
+// sseLines splits s at every line end a server-sent-events client knows:
+// "\r\n", "\r" and "\n". No line it returns holds either character.
+func sseLines(s string) []string {
+	var lines []string
+	for {
+		i := strings.IndexAny(s, "\r\n")
+		if i < 0 {
+			return append(lines, s)
+		}
+		lines = append(lines, s[:i])
+		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+			i++
+		}
+		s = s[i+1:]
+	}
 }
 
 // ping keeps the connection open through proxies.

@@ -40,6 +40,10 @@ type Ref struct {
 	Namespace string `json:"namespace,omitempty"`
 }
 
+// MaxValuesFrom bounds a release's valuesFrom entries: each is a read of
+// the cluster on every render and re-sync.
+const MaxValuesFrom = 16
+
 // ValuesFrom is one source of values.
 type ValuesFrom struct {
 	Kind      string `json:"kind"`

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/steward-oam/steward/internal/boundary"
 	"github.com/steward-oam/steward/internal/chart"
 	"github.com/steward-oam/steward/internal/chartfetch"
 	"github.com/steward-oam/steward/internal/cueeval"
@@ -82,20 +83,23 @@ type fetch struct {
 }
 
 // Prepare turns an action's parameters into the chart to render. r reads
-// as the Application (on the hub); appNamespace is the namespace the
-// placement renders into; kubeVersion is the target cluster's.
-func (p *Provider) Prepare(ctx context.Context, r client.Reader, appNamespace string, raw json.RawMessage, kubeVersion string) (*Prepared, error) {
-	return p.prepare(ctx, r, appNamespace, raw, kubeVersion, p.Wait)
+// as the Application (on the hub); b is the Application's boundary (its
+// namespace, and whether --no-cross-namespace-objects confines it), which
+// the release namespace, the credentials' Secret and every valuesFrom
+// source are held to before anything is read or fetched; kubeVersion is
+// the target cluster's.
+func (p *Provider) Prepare(ctx context.Context, r client.Reader, b boundary.Boundary, raw json.RawMessage, kubeVersion string) (*Prepared, error) {
+	return p.prepare(ctx, r, b, raw, kubeVersion, p.Wait)
 }
 
 // Peek is Prepare that waits for no download: a chart not in the cache
 // is fetched in the background and ReasonFetching returned at once. It is
 // how a re-sync pass looks at whether a release's inputs moved.
-func (p *Provider) Peek(ctx context.Context, r client.Reader, appNamespace string, raw json.RawMessage, kubeVersion string) (*Prepared, error) {
-	return p.prepare(ctx, r, appNamespace, raw, kubeVersion, time.Millisecond)
+func (p *Provider) Peek(ctx context.Context, r client.Reader, b boundary.Boundary, raw json.RawMessage, kubeVersion string) (*Prepared, error) {
+	return p.prepare(ctx, r, b, raw, kubeVersion, time.Millisecond)
 }
 
-func (p *Provider) prepare(ctx context.Context, r client.Reader, appNamespace string, raw json.RawMessage, kubeVersion string, wait time.Duration) (*Prepared, error) {
+func (p *Provider) prepare(ctx context.Context, r client.Reader, b boundary.Boundary, raw json.RawMessage, kubeVersion string, wait time.Duration) (*Prepared, error) {
 	params, err := ParseParams(raw)
 	if err != nil {
 		return nil, &Error{Reason: ReasonValuesFailed, Source: "?", Err: err}
@@ -104,7 +108,14 @@ func (p *Provider) prepare(ctx context.Context, r client.Reader, appNamespace st
 	fail := func(reason string, err error) error {
 		return &Error{Reason: reason, Source: src.String(), Err: err}
 	}
+	appNamespace := b.Namespace
 	releaseNS := params.ReleaseNamespace(appNamespace)
+	if err := checkBoundary(b, params, releaseNS); err != nil {
+		return nil, fail(boundary.As(err).Reason, err)
+	}
+	if n := len(params.ValuesFrom); n > MaxValuesFrom {
+		return nil, fail(ReasonValuesFailed, fmt.Errorf("valuesFrom has %d entries, more than the %d allowed: merge them into fewer ConfigMaps or Secrets", n, MaxValuesFrom))
+	}
 	ttl, err := params.TTL()
 	if err != nil {
 		return nil, fail(ReasonValuesFailed, err)
@@ -177,6 +188,40 @@ func (p *Provider) prepare(ctx context.Context, r client.Reader, appNamespace st
 	}, nil
 }
 
+// checkBoundary holds the release namespace, the credentials' Secret and
+// every valuesFrom source to the Application's boundary, before any of
+// them is read: a confined Application reads and delivers nothing outside
+// its namespace.
+func checkBoundary(b boundary.Boundary, params *Params, releaseNS string) error {
+	if err := b.CheckNamespace("the release namespace", releaseNS); err != nil {
+		return err
+	}
+	if a := params.Chart.Auth; a != nil && a.SecretRef != nil {
+		ns := a.SecretRef.Namespace
+		if ns == "" {
+			ns = releaseNS
+		}
+		if err := b.CheckNamespace(fmt.Sprintf("auth.secretRef Secret %s/%s", ns, a.SecretRef.Name), ns); err != nil {
+			return err
+		}
+	}
+	for i, vf := range params.ValuesFrom {
+		ns := vf.Namespace
+		if ns == "" {
+			ns = releaseNS
+		}
+		if err := b.CheckNamespace(fmt.Sprintf("valuesFrom[%d] %s %s/%s", i, vf.Kind, ns, vf.Name), ns); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxInflight bounds the charts being fetched in the background at once,
+// over all Applications: past it a render waits (ReasonFetching) and is
+// tried again, rather than start one more.
+const maxInflight = 256
+
 // fetch fetches in the background and waits at most p.Wait; a fetch not
 // done by then is left running, and ReasonFetching is returned.
 func (p *Provider) fetch(ctx context.Context, src chartfetch.Source, auth *chartfetch.Auth, ttl chartfetch.TTL, timeout, wait time.Duration) (*chartfetch.Fetched, error) {
@@ -186,6 +231,10 @@ func (p *Provider) fetch(ctx context.Context, src chartfetch.Source, auth *chart
 		p.inflight = map[string]*fetch{}
 	}
 	f, ok := p.inflight[key]
+	if !ok && len(p.inflight) >= maxInflight {
+		p.mu.Unlock()
+		return nil, &Error{Reason: ReasonFetching, Source: src.String(), Err: fmt.Errorf("%d charts are being fetched; this one is fetched when they are done", maxInflight)}
+	}
 	if !ok {
 		f = &fetch{done: make(chan struct{})}
 		p.inflight[key] = f

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -19,6 +20,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-oam/steward/api/v1beta1"
 )
 
 // Helm's release records are Secrets of this type, named
@@ -44,7 +47,39 @@ type ReleaseInput struct {
 	Fingerprint     string
 	MaxHistory      int
 	// Labels are added to the record (the Application's ownership labels).
+	// Their v1beta1.LabelAppName and LabelAppNamespace say whose records
+	// of the name are Steward's for this Application: see owns.
 	Labels map[string]string
+}
+
+// ErrForeignRelease is returned (wrapped, naming the release) by Record
+// when the newest record of a release was not written by Steward for this
+// Application: a `helm install` of the same name, or another
+// Application's release. Steward then writes no record and leaves theirs
+// alone.
+var ErrForeignRelease = errors.New("a release of that name was installed by someone else; Steward writes no record of it and leaves theirs alone")
+
+// owns reports whether s is a record Steward wrote for the Application
+// that owner's labels name: it carries the same app.oam.dev/name and
+// app.oam.dev/namespace. An owner without them owns nothing.
+func owns(s corev1.Secret, owner map[string]string) bool {
+	name, ns := owner[v1beta1.LabelAppName], owner[v1beta1.LabelAppNamespace]
+	return name != "" && ns != "" && s.Labels[v1beta1.LabelAppName] == name && s.Labels[v1beta1.LabelAppNamespace] == ns
+}
+
+// owned returns the records of history that owner owns, in order.
+func owned(history []corev1.Secret, owner map[string]string) []corev1.Secret {
+	var out []corev1.Secret
+	for _, s := range history {
+		if owns(s, owner) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func foreignRelease(name, namespace string) error {
+	return fmt.Errorf("helm release %q in namespace %q: %w", name, namespace, ErrForeignRelease)
 }
 
 func secretName(name string, version int) string {
@@ -70,6 +105,11 @@ func version(s corev1.Secret) int {
 // Record writes a new revision of a release, status pending-install or
 // pending-upgrade, unless the newest already has in's fingerprint. It
 // returns the revision that stands for in.
+//
+// Only records owned by in.Labels' Application (see owns) are Steward's:
+// when the newest record of the name is anyone else's, Record returns
+// ErrForeignRelease and writes, prunes and bumps nothing; MaxHistory
+// prunes only the Application's own records.
 func Record(ctx context.Context, c client.Client, in ReleaseInput) (int, error) {
 	history, err := History(ctx, c, in.Name, in.Namespace)
 	if err != nil {
@@ -78,6 +118,9 @@ func Record(ctx context.Context, c client.Client, in ReleaseInput) (int, error) 
 	rev := 1
 	if n := len(history); n > 0 {
 		last := history[n-1]
+		if !owns(last, in.Labels) {
+			return 0, foreignRelease(in.Name, in.Namespace)
+		}
 		if last.Labels[labelFingerprint] == in.Fingerprint {
 			return version(last), nil
 		}
@@ -94,8 +137,9 @@ func Record(ctx context.Context, c client.Client, in ReleaseInput) (int, error) 
 		Info:        &releasev1.Info{FirstDeployed: now, LastDeployed: now, Status: status, Description: desc, Notes: in.Notes},
 		ApplyMethod: string(releasev1.ApplyMethodServerSideApply),
 	}
-	if len(history) > 0 {
-		if first, err := decode(history[0]); err == nil && first.Info != nil {
+	own := owned(history, in.Labels)
+	if len(own) > 0 {
+		if first, err := decode(own[0]); err == nil && first.Info != nil {
 			rel.Info.FirstDeployed = first.Info.FirstDeployed
 		}
 	}
@@ -108,13 +152,24 @@ func Record(ctx context.Context, c client.Client, in ReleaseInput) (int, error) 
 	}
 	sec.Labels[labelFingerprint] = in.Fingerprint
 	sec.Labels["createdAt"] = strconv.FormatInt(now.Unix(), 10)
-	if err := c.Create(ctx, sec); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := c.Create(ctx, sec); apierrors.IsAlreadyExists(err) {
+		// Written since History was read: by a reconcile of ours, fine;
+		// by anyone else (or a Secret that is no release record), theirs.
+		var got corev1.Secret
+		if err := c.Get(ctx, client.ObjectKeyFromObject(sec), &got); err != nil {
+			return 0, err
+		}
+		if string(got.Type) != releaseType || !owns(got, in.Labels) {
+			return 0, foreignRelease(in.Name, in.Namespace)
+		}
+	} else if err != nil {
 		return 0, err
 	}
-	// Helm's --history-max: the oldest records beyond it go.
+	// Helm's --history-max: the oldest of the Application's own records
+	// beyond it go; nobody else's are touched.
 	if in.MaxHistory > 0 {
-		for i := 0; i < len(history)+1-in.MaxHistory && i < len(history); i++ {
-			if err := c.Delete(ctx, &history[i]); err != nil && !apierrors.IsNotFound(err) {
+		for i := 0; i < len(own)+1-in.MaxHistory && i < len(own); i++ {
+			if err := c.Delete(ctx, &own[i]); err != nil && !apierrors.IsNotFound(err) {
 				return rev, err
 			}
 		}
@@ -124,13 +179,18 @@ func Record(ctx context.Context, c client.Client, in ReleaseInput) (int, error) 
 
 // Deployed marks revision rev of a release deployed and the revisions
 // before it superseded, once the version that delivers it is applied.
-func Deployed(ctx context.Context, c client.Client, name, namespace string, rev int) error {
+// Only records owner owns (the Application's labels, see owns) are
+// changed.
+func Deployed(ctx context.Context, c client.Client, name, namespace string, rev int, owner map[string]string) error {
 	var history []corev1.Secret
 	if rev == 1 {
 		// A first install has no revision to supersede: one read.
 		var s corev1.Secret
 		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: secretName(name, rev)}, &s); err != nil {
 			return client.IgnoreNotFound(err)
+		}
+		if string(s.Type) != releaseType {
+			return nil
 		}
 		history = []corev1.Secret{s}
 	} else {
@@ -139,6 +199,7 @@ func Deployed(ctx context.Context, c client.Client, name, namespace string, rev 
 			return err
 		}
 	}
+	history = owned(history, owner)
 	for i := range history {
 		s := &history[i]
 		v := version(*s)
@@ -173,15 +234,17 @@ func Deployed(ctx context.Context, c client.Client, name, namespace string, rev 
 	return nil
 }
 
-// Uninstall deletes a release's records, as `helm uninstall` does once
-// its objects are gone.
-func Uninstall(ctx context.Context, c client.Client, name, namespace string) error {
+// Uninstall deletes a release's records that owner owns (the
+// Application's labels, see owns), as `helm uninstall` does once its
+// objects are gone. Records of the name anyone else wrote stay.
+func Uninstall(ctx context.Context, c client.Client, name, namespace string, owner map[string]string) error {
 	history, err := History(ctx, c, name, namespace)
 	if err != nil {
 		return err
 	}
-	for i := range history {
-		if err := c.Delete(ctx, &history[i]); err != nil && !apierrors.IsNotFound(err) {
+	own := owned(history, owner)
+	for i := range own {
+		if err := c.Delete(ctx, &own[i]); err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
 	}

@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,6 +13,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/boundary"
 )
 
 func doConfig(t *testing.T, env *Env, do string, params any) (map[string]any, error) {
@@ -140,9 +145,11 @@ func TestConfig_CreateLeavesOtherSecretsAlone(t *testing.T) {
 
 func TestConfig_Delete(t *testing.T) {
 	withOutputs := kubeVelaConfig("repo", "helm-repository", `{"url":"a"}`, false)
-	withOutputs.Data[ConfigDataObjectReferences] = []byte(`[{"kind":"ConfigMap","namespace":"team-a","name":"repo-out","apiVersion":"v1"}]`)
+	withOutputs.UID = "repo-uid"
+	withOutputs.Data[ConfigDataObjectReferences] = []byte(`[{"kind":"ConfigMap","namespace":"team-a","name":"repo-out","apiVersion":"v1"},{"kind":"ConfigMap","name":"gone","apiVersion":"v1"}]`)
 	env := testEnv(t, withOutputs,
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "repo-out", Namespace: "team-a"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "repo-out", Namespace: "team-a",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Secret", Name: "repo", UID: "repo-uid"}}}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: "team-a"}},
 	)
 	if _, err := doConfig(t, env, "delete", map[string]any{"name": "repo", "namespace": "team-a"}); err != nil {
@@ -162,5 +169,94 @@ func TestConfig_Delete(t *testing.T) {
 	}
 	if _, err := doConfig(t, env, "delete", map[string]any{"name": "absent", "namespace": "team-a"}); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("want not found, got %v", err)
+	}
+}
+
+// A config's objects-reference deletes only what was made for the config:
+// an object of another namespace is refused by the boundary before it is
+// read, and an object without an ownerReference to the config, or one an
+// Application manages, is refused; nothing of the config is deleted then.
+func TestConfig_DeleteRefusesWhatTheConfigDidNotMake(t *testing.T) {
+	for _, tc := range []struct {
+		name, ref, want string
+		confined        bool
+	}{
+		{"another namespace, confined", `{"apiVersion":"v1","kind":"ConfigMap","namespace":"team-b","name":"victim"}`, "--no-cross-namespace-objects", true},
+		{"a Namespace, confined", `{"apiVersion":"v1","kind":"Namespace","name":"team-b"}`, "cluster-scoped Namespace team-b", true},
+		{"another namespace, not made by the config", `{"apiVersion":"v1","kind":"ConfigMap","namespace":"team-b","name":"victim"}`, "not made for this config", false},
+		{"same namespace, not made by the config", `{"apiVersion":"v1","kind":"ConfigMap","namespace":"team-a","name":"mine"}`, "not made for this config", false},
+		{"managed by an Application", `{"apiVersion":"v1","kind":"ConfigMap","namespace":"team-a","name":"managed"}`, "Application team-a/shop", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := kubeVelaConfig("c", "", `{}`, false)
+			cfg.UID = "c-uid"
+			cfg.Data[ConfigDataObjectReferences] = []byte("[" + tc.ref + "]")
+			owned := []metav1.OwnerReference{{APIVersion: "v1", Kind: "Secret", Name: "c", UID: "c-uid"}}
+			env := testEnv(t, cfg,
+				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "victim", Namespace: "team-b"}},
+				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-b"}},
+				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: "team-a"}},
+				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "managed", Namespace: "team-a", OwnerReferences: owned,
+					Labels: map[string]string{"app.oam.dev/name": "shop", "app.oam.dev/namespace": "team-a"}}},
+			)
+			env.Boundary = boundary.Boundary{Namespace: "team-a", Confined: tc.confined}
+			_, err := doConfig(t, env, "delete", map[string]any{"name": "c", "namespace": "team-a"})
+			var refusedErr *RefusedError
+			if !errors.As(err, &refusedErr) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want a refusal naming %q, got %v", tc.want, err)
+			}
+			for _, k := range []client.ObjectKey{{Namespace: "team-b", Name: "victim"}, {Namespace: "team-a", Name: "mine"}, {Namespace: "team-a", Name: "managed"}} {
+				if err := env.Client.Get(context.Background(), k, &corev1.ConfigMap{}); err != nil {
+					t.Errorf("ConfigMap %s: %v", k, err)
+				}
+			}
+			if err := env.Client.Get(context.Background(), client.ObjectKey{Name: "team-b"}, &corev1.Namespace{}); err != nil {
+				t.Errorf("Namespace team-b: %v", err)
+			}
+			if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: "team-a", Name: "c"}, &corev1.Secret{}); err != nil {
+				t.Errorf("the config was deleted although its references were refused: %v", err)
+			}
+		})
+	}
+}
+
+// Under --no-cross-namespace-objects every config action stays in the
+// Application's namespace, refused before anything is read.
+func TestConfig_ActionsHoldTheBoundary(t *testing.T) {
+	env := testEnv(t, kubeVelaConfig("c", "t", `{"a":"b"}`, false))
+	env.Boundary = boundary.Boundary{Namespace: "team-a", Confined: true}
+	for do, p := range map[string]map[string]any{
+		"create": {"name": "c", "namespace": "vela-system", "config": map[string]any{}},
+		"read":   {"name": "c", "namespace": "vela-system"},
+		"list":   {"template": "t", "namespace": "vela-system"},
+		"delete": {"name": "c", "namespace": "vela-system"},
+	} {
+		_, err := doConfig(t, env, do, p)
+		if be := boundary.As(err); be == nil || be.Reason != v1beta1.ReasonCrossNamespaceObject {
+			t.Errorf("config.%s in another namespace: want CrossNamespaceObject, got %v", do, err)
+		}
+	}
+	if _, err := doConfig(t, env, "read", map[string]any{"name": "c", "namespace": "team-a"}); err != nil {
+		t.Errorf("its own namespace: %v", err)
+	}
+}
+
+// config.list stops at the result bound instead of holding the whole list.
+func TestConfig_ListIsBounded(t *testing.T) {
+	var objs []client.Object
+	for i := range 40 {
+		objs = append(objs, kubeVelaConfig(fmt.Sprintf("c%02d", i), "t", `{"v":"`+strings.Repeat("x", 200)+`"}`, false))
+	}
+	env := testEnv(t, objs...)
+	env.MaxResultBytes = 4 << 10
+	_, err := doConfig(t, env, "list", map[string]any{"template": "t", "namespace": "team-a"})
+	var tl *TooLargeError
+	if !errors.As(err, &tl) {
+		t.Fatalf("want the result bound, got %v", err)
+	}
+	env.MaxResultBytes = 64 << 10
+	r, err := doConfig(t, env, "list", map[string]any{"template": "t", "namespace": "team-a"})
+	if err != nil || len(r["configs"].([]any)) != 40 {
+		t.Fatalf("within the bound every page is read: %v", err)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/steward-oam/steward/internal/egress"
 )
 
 // emailTimeout bounds one email.send: dialling, the SMTP exchange and
@@ -37,9 +39,12 @@ type emailParams struct {
 	} `json:"content"`
 }
 
-// Email returns the `vela/email` actions: "email.send".
-func Email() Registry {
-	return Registry{"email.send": sendEmail}
+// Email returns the `vela/email` actions: "email.send". Its connections
+// dial through policy (nil: egress's default policy).
+func Email(policy *egress.Policy) Registry {
+	return Registry{"email.send": func(ctx context.Context, env *Env, raw json.RawMessage) (json.RawMessage, error) {
+		return sendEmail(ctx, policy, raw)
+	}}
 }
 
 // sendEmail sends an HTML email as KubeVela does (gomail): implicit TLS
@@ -47,7 +52,10 @@ func Email() Registry {
 // as the sender's address with PLAIN when a password is given. Unlike
 // KubeVela, which sends in the background and checks on the next
 // reconcile, the action waits for the server's answer (at most 30s).
-func sendEmail(ctx context.Context, _ *Env, raw json.RawMessage) (json.RawMessage, error) {
+// The server is dialled through the egress policy, and what it answered
+// is quoted in the step's message only in part (peerTextMax), so that a
+// step cannot read another service's banner through it.
+func sendEmail(ctx context.Context, policy *egress.Policy, raw json.RawMessage) (json.RawMessage, error) {
 	var p emailParams
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, fmt.Errorf("email.send: invalid $params: %w", err)
@@ -59,10 +67,33 @@ func sendEmail(ctx context.Context, _ *Env, raw json.RawMessage) (json.RawMessag
 	if p.From.Host == "" || p.From.Port <= 0 || p.From.Port > 65535 {
 		return nil, fmt.Errorf("email.send: invalid server %s:%d", p.From.Host, p.From.Port)
 	}
-	if err := smtpSend(ctx, p.From.Host, p.From.Port, from, p.From.Password, to, msg); err != nil {
-		return nil, fmt.Errorf("email.send: via %s:%d: %w", p.From.Host, p.From.Port, err)
+	if err := smtpSend(ctx, policy, p.From.Host, p.From.Port, from, p.From.Password, to, msg); err != nil {
+		if egress.IsDenied(err) {
+			return nil, refused(fmt.Errorf("email.send: via %s:%d: %w", p.From.Host, p.From.Port, err))
+		}
+		return nil, fmt.Errorf("email.send: via %s:%d: %s", p.From.Host, p.From.Port, clipPeerText(err.Error()))
 	}
 	return nil, nil
+}
+
+// peerTextMax is how much of an error, which may quote what the server
+// said, a step's message carries.
+const peerTextMax = 120
+
+// clipPeerText keeps the first peerTextMax printable characters of s.
+func clipPeerText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if b.Len() >= peerTextMax {
+			b.WriteString("...")
+			break
+		}
+		if r < 0x20 || r == 0x7f {
+			r = ' '
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func buildEmail(p *emailParams) (msg []byte, from string, to []string, err error) {
@@ -109,20 +140,22 @@ func buildEmail(p *emailParams) (msg []byte, from string, to []string, err error
 	return b.Bytes(), fromAddr.Address, to, nil
 }
 
-func smtpSend(ctx context.Context, host string, port int, from, password string, to []string, msg []byte) error {
+func smtpSend(ctx context.Context, policy *egress.Policy, host string, port int, from, password string, to []string, msg []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, emailTimeout)
 	defer cancel()
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	tlsCfg := &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
-	var conn net.Conn
-	var err error
-	if port == 465 {
-		conn, err = (&tls.Dialer{Config: tlsCfg}).DialContext(ctx, "tcp", addr)
-	} else {
-		conn, err = (&net.Dialer{}).DialContext(ctx, "tcp", addr)
-	}
+	conn, err := policy.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return err
+	}
+	if port == 465 {
+		tc := tls.Client(conn, tlsCfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = conn.Close()
+			return err
+		}
+		conn = tc
 	}
 	deadline, _ := ctx.Deadline()
 	_ = conn.SetDeadline(deadline)

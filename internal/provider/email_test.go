@@ -116,7 +116,7 @@ func (s *smtpSink) serve() {
 
 func sendTestEmail(t *testing.T, port int, password string) error {
 	t.Helper()
-	_, err := Email().Do(context.Background(), testEnv(t), Call{Provider: "email", Do: "send", Params: mustJSON(t, map[string]any{
+	_, err := Email(loopbackAllowed(t)).Do(context.Background(), testEnv(t), Call{Provider: "email", Do: "send", Params: mustJSON(t, map[string]any{
 		"from":    map[string]any{"address": "bot@example.com", "alias": "Vela Bot", "password": password, "host": "127.0.0.1", "port": port},
 		"to":      []string{"a@example.com", "b@example.com"},
 		"content": map[string]any{"subject": "Deployed ✓", "body": "<b>app</b> is running"},
@@ -191,7 +191,7 @@ func TestEmailSend_RefusesBadInput(t *testing.T) {
 		"invalid server": {"from": map[string]any{"address": "bot@example.com", "host": "127.0.0.1", "port": 0}, "to": []string{"a@example.com"},
 			"content": map[string]any{"subject": "hi", "body": "x"}},
 	} {
-		_, err := Email().Do(context.Background(), testEnv(t), Call{Provider: "email", Do: "send", Params: mustJSON(t, p)})
+		_, err := Email(loopbackAllowed(t)).Do(context.Background(), testEnv(t), Call{Provider: "email", Do: "send", Params: mustJSON(t, p)})
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("want an error about %s, got %v", name, err)
 		}

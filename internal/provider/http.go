@@ -19,6 +19,8 @@ import (
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-oam/steward/internal/egress"
 )
 
 // HTTPOptions bound what `vela/http` requests may do.
@@ -28,21 +30,23 @@ type HTTPOptions struct {
 	// MaxTimeout is the longest timeout a request may ask for (60s); a
 	// longer one is refused, so a step cannot hold a worker for ever.
 	MaxTimeout time.Duration
-	// MaxBodyBytes is the largest response body read (4 MiB); a larger
-	// one fails the action.
-	MaxBodyBytes int64
 	// MaxRedirects is how many same-host redirects are followed (3).
 	// Redirects to another host (or scheme) are never followed.
 	MaxRedirects int
-	// Transport is the base transport (http.DefaultTransport when nil).
-	// An *http.Transport is cloned for requests with tls_config.
-	Transport http.RoundTripper
+	// Egress decides every address a request dials (loopback, link-local
+	// and the controller's own listeners are refused unless allowed); nil
+	// is egress's default policy. The response (headers and body) is
+	// bounded by Env.MaxResultBytes.
+	Egress *egress.Policy
 }
+
+// maxHeaderBytes bounds the headers of a response, before the result's
+// own bound counts them.
+const maxHeaderBytes = 1 << 20
 
 const (
 	defaultHTTPTimeout  = 3 * time.Second
 	defaultHTTPMax      = 60 * time.Second
-	defaultHTTPBody     = 4 << 20
 	defaultHTTPRedirect = 3
 	rateLimiterEntries  = 1024
 )
@@ -57,16 +61,10 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 	if o.DefaultTimeout > o.MaxTimeout {
 		o.DefaultTimeout = o.MaxTimeout
 	}
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = defaultHTTPBody
-	}
 	if o.MaxRedirects < 0 {
 		o.MaxRedirects = 0
 	} else if o.MaxRedirects == 0 {
 		o.MaxRedirects = defaultHTTPRedirect
-	}
-	if o.Transport == nil {
-		o.Transport = http.DefaultTransport
 	}
 	return o
 }
@@ -106,13 +104,17 @@ type httpReturns struct {
 
 // HTTP returns the `vela/http` actions: "http.do".
 func HTTP(opts HTTPOptions) Registry {
-	h := &httpDoer{opts: opts.withDefaults(), limits: newRateLimits(rateLimiterEntries)}
+	o := opts.withDefaults()
+	h := &httpDoer{opts: o, limits: newRateLimits(rateLimiterEntries), transport: o.Egress.Transport(nil, maxHeaderBytes)}
 	return Registry{"http.do": h.do}
 }
 
 type httpDoer struct {
 	opts   HTTPOptions
 	limits *rateLimits
+	// transport is shared by requests without tls_config; it dials
+	// through the egress policy.
+	transport *http.Transport
 }
 
 func (h *httpDoer) do(ctx context.Context, env *Env, raw json.RawMessage) (json.RawMessage, error) {
@@ -171,6 +173,8 @@ func (h *httpDoer) do(ctx context.Context, env *Env, raw json.RawMessage) (json.
 			header.Set("Content-Type", "application/json")
 		}
 		for _, hs := range r.HeadersFromSecret {
+			// The Application's own namespace, which the boundary always
+			// allows: a header's Secret is never another namespace's.
 			v, err := secretValue(ctx, env, env.Namespace, hs.Secret, hs.Key)
 			if err != nil {
 				return nil, fmt.Errorf("http.do: header %q: %w", hs.Header, err)
@@ -181,7 +185,7 @@ func (h *httpDoer) do(ctx context.Context, env *Env, raw json.RawMessage) (json.
 		header.Set("Content-Type", "application/json")
 	}
 
-	transport := h.opts.Transport
+	transport := h.transport
 	if p.TLSConfig != nil {
 		tr, err := h.tlsTransport(ctx, env, p.TLSConfig.Secret, p.TLSConfig.Namespace)
 		if err != nil {
@@ -210,17 +214,67 @@ func (h *httpDoer) do(ctx context.Context, env *Env, raw json.RawMessage) (json.
 	cl := &http.Client{Transport: transport, Timeout: timeout, CheckRedirect: h.checkRedirect}
 	resp, err := cl.Do(req)
 	if err != nil {
+		if egress.IsDenied(err) {
+			return nil, refused(fmt.Errorf("http.do: %s %s: %w", p.Method, p.URL, err))
+		}
 		return nil, fmt.Errorf("http.do: %s %s: %w", p.Method, p.URL, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, h.opts.MaxBodyBytes+1))
+	budget := resultBudget{what: fmt.Sprintf("the response of %s %s", p.Method, p.URL), limit: env.maxResult()}
+	if err := budget.addBytes(headerLen(resp.Header)); err != nil {
+		return nil, err
+	}
+	b, err := readBounded(resp.Body, &budget)
 	if err != nil {
+		var tl *TooLargeError
+		if errors.As(err, &tl) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("http.do: %s %s: reading the response: %w", p.Method, p.URL, err)
 	}
-	if int64(len(b)) > h.opts.MaxBodyBytes {
-		return nil, fmt.Errorf("http.do: %s %s: the response body exceeds the limit of %d bytes", p.Method, p.URL, h.opts.MaxBodyBytes)
+	if err := budget.addBytes(headerLen(resp.Trailer)); err != nil {
+		return nil, err
 	}
 	return json.Marshal(httpReturns{Body: string(b), Header: resp.Header, Trailer: resp.Trailer, StatusCode: resp.StatusCode})
+}
+
+// readBounded reads a body while its size as a JSON string stays within
+// the budget: reading stops at the first chunk past it, so a response of
+// characters JSON escapes six times over costs no more than the bound.
+func readBounded(r io.Reader, b *resultBudget) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, 32<<10)
+	if err := b.addBytes(2); err != nil { // the quotes
+		return nil, err
+	}
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if berr := b.addBytes(jsonStringLen(buf[:n]) - 2); berr != nil {
+				return nil, berr
+			}
+			out = append(out, buf[:n]...)
+		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// headerLen is about what h costs as JSON: every name and value encoded,
+// with their punctuation.
+func headerLen(h http.Header) int64 {
+	var n int64
+	for k, vs := range h {
+		n += jsonStringLen([]byte(k)) + 3
+		for _, v := range vs {
+			n += jsonStringLen([]byte(v)) + 1
+		}
+	}
+	return n
 }
 
 // checkRedirect follows a redirect only to the same scheme and host, at
@@ -250,15 +304,14 @@ func (h *httpDoer) tlsTransport(ctx context.Context, env *Env, name, namespace s
 	if namespace == "" {
 		namespace = env.Namespace
 	}
+	if err := env.Boundary.CheckNamespace(fmt.Sprintf("Secret %s/%s", namespace, name), namespace); err != nil {
+		return nil, refused(err)
+	}
 	sec, err := getSecret(ctx, env, namespace, name)
 	if err != nil {
 		return nil, err
 	}
-	base, ok := h.opts.Transport.(*http.Transport)
-	if !ok {
-		base = http.DefaultTransport.(*http.Transport)
-	}
-	tr := base.Clone()
+	tr := h.transport.Clone()
 	cfg := &tls.Config{NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12}
 	if tr.TLSClientConfig != nil {
 		cfg = tr.TLSClientConfig.Clone()

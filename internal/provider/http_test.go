@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"io"
 	"math/big"
 	"net/http"
@@ -21,14 +22,17 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta/testrestmapper"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/steward-oam/steward/internal/egress"
 )
 
-func testEnv(t *testing.T, objs ...client.Object) *Env {
+func testEnv(t testing.TB, objs ...client.Object) *Env {
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
@@ -38,9 +42,20 @@ func testEnv(t *testing.T, objs ...client.Object) *Env {
 		Namespace: "team-a",
 		App:       "app",
 		Step:      "step",
-		Client:    fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build(),
+		Client:    fake.NewClientBuilder().WithScheme(s).WithRESTMapper(testrestmapper.TestOnlyStaticRESTMapper(s)).WithObjects(objs...).Build(),
 		Log:       logr.Discard(),
 	}
+}
+
+// loopbackAllowed is an egress policy that lets the tests reach their
+// loopback servers (refused by default).
+func loopbackAllowed(t *testing.T) *egress.Policy {
+	t.Helper()
+	p, err := egress.New(egress.Options{Allow: []string{"127.0.0.1/32", "::1/128"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func mustJSON(t *testing.T, v any) json.RawMessage {
@@ -80,7 +95,7 @@ func TestHTTPDo_PostWithHeadersFromSecretAnd404AsStatus(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "token", Namespace: "team-a"},
 		Data:       map[string][]byte{"value": []byte("Bearer s3cret")},
 	})
-	r, err := doHTTP(t, HTTP(HTTPOptions{}), env, map[string]any{
+	r, err := doHTTP(t, HTTP(HTTPOptions{Egress: loopbackAllowed(t)}), env, map[string]any{
 		"method": "POST", "url": srv.URL + "/hook?x=1",
 		"request": map[string]any{
 			"body":              `{"a":1}`,
@@ -109,13 +124,13 @@ func TestHTTPDo_DefaultContentTypeAndMissingSecret(t *testing.T) {
 	}))
 	defer srv.Close()
 	env := testEnv(t)
-	if _, err := doHTTP(t, HTTP(HTTPOptions{}), env, map[string]any{"url": srv.URL}); err != nil {
+	if _, err := doHTTP(t, HTTP(HTTPOptions{Egress: loopbackAllowed(t)}), env, map[string]any{"url": srv.URL}); err != nil {
 		t.Fatal(err)
 	}
 	if ct != "application/json" {
 		t.Fatalf("content-type %q, want KubeVela's default application/json", ct)
 	}
-	_, err := doHTTP(t, HTTP(HTTPOptions{}), env, map[string]any{"url": srv.URL, "request": map[string]any{
+	_, err := doHTTP(t, HTTP(HTTPOptions{Egress: loopbackAllowed(t)}), env, map[string]any{"url": srv.URL, "request": map[string]any{
 		"headersFromSecret": []map[string]string{{"header": "Authorization", "secret": "absent", "key": "v"}},
 	}})
 	if err == nil || !strings.Contains(err.Error(), "team-a/absent") {
@@ -131,7 +146,7 @@ func TestHTTPDo_RedirectToAnotherHostRefused(t *testing.T) {
 		http.Redirect(w, r, other.URL+"/elsewhere", http.StatusFound)
 	}))
 	defer srv.Close()
-	_, err := doHTTP(t, HTTP(HTTPOptions{}), testEnv(t), map[string]any{"url": srv.URL})
+	_, err := doHTTP(t, HTTP(HTTPOptions{Egress: loopbackAllowed(t)}), testEnv(t), map[string]any{"url": srv.URL})
 	if err == nil || !strings.Contains(err.Error(), "redirect to http://"+strings.TrimPrefix(other.URL, "http://")+" refused") {
 		t.Fatalf("want the cross-host redirect refused, got %v", err)
 	}
@@ -152,7 +167,7 @@ func TestHTTPDo_SameHostRedirectFollowedWithinLimit(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	reg := HTTP(HTTPOptions{})
+	reg := HTTP(HTTPOptions{Egress: loopbackAllowed(t)})
 	r, err := doHTTP(t, reg, testEnv(t), map[string]any{"url": srv.URL + "/old"})
 	if err != nil || r.StatusCode != 200 || r.Body != "moved here" {
 		t.Fatalf("returns %+v, err %v", r, err)
@@ -162,18 +177,34 @@ func TestHTTPDo_SameHostRedirectFollowedWithinLimit(t *testing.T) {
 	}
 }
 
-func TestHTTPDo_BodyLimit(t *testing.T) {
+// The response is bounded as the step will hold it, as JSON: a body of
+// characters JSON escapes six times over is refused at a sixth of the
+// size, and headers count too; reading stops at the bound.
+func TestHTTPDo_ResultBound(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.WriteString(w, strings.Repeat("x", 2048))
+		switch r.URL.Path {
+		case "/escaped":
+			_, _ = io.WriteString(w, strings.Repeat("<", 2048))
+		case "/header":
+			w.Header().Set("X-Big", strings.Repeat("h", 3000))
+		default:
+			_, _ = io.WriteString(w, strings.Repeat("x", 2048))
+		}
 	}))
 	defer srv.Close()
-	_, err := doHTTP(t, HTTP(HTTPOptions{MaxBodyBytes: 1024}), testEnv(t), map[string]any{"url": srv.URL})
-	if err == nil || !strings.Contains(err.Error(), "exceeds the limit of 1024 bytes") {
-		t.Fatalf("want the body limit error, got %v", err)
-	}
-	r, err := doHTTP(t, HTTP(HTTPOptions{MaxBodyBytes: 2048}), testEnv(t), map[string]any{"url": srv.URL})
+	reg := HTTP(HTTPOptions{Egress: loopbackAllowed(t)})
+	env := testEnv(t)
+	env.MaxResultBytes = 3000
+	r, err := doHTTP(t, reg, env, map[string]any{"url": srv.URL})
 	if err != nil || len(r.Body) != 2048 {
-		t.Fatalf("a body at the limit is read: %d bytes, %v", len(r.Body), err)
+		t.Fatalf("a body within the bound is read: %d bytes, %v", len(r.Body), err)
+	}
+	for _, path := range []string{"/escaped", "/header"} {
+		_, err = doHTTP(t, reg, env, map[string]any{"url": srv.URL + path})
+		var tl *TooLargeError
+		if !errors.As(err, &tl) || !strings.Contains(err.Error(), "--max-step-action-result-size") {
+			t.Fatalf("%s: want the result bound named, got %v", path, err)
+		}
 	}
 }
 
@@ -188,18 +219,18 @@ func TestHTTPDo_Timeouts(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	start := time.Now()
-	_, err := doHTTP(t, HTTP(HTTPOptions{}), testEnv(t), map[string]any{"url": srv.URL, "request": map[string]any{"timeout": "200ms"}})
+	_, err := doHTTP(t, HTTP(HTTPOptions{Egress: loopbackAllowed(t)}), testEnv(t), map[string]any{"url": srv.URL, "request": map[string]any{"timeout": "200ms"}})
 	if err == nil || time.Since(start) > 5*time.Second {
 		t.Fatalf("want a timeout after 200ms, got %v after %s", err, time.Since(start))
 	}
 	start = time.Now()
-	_, err = doHTTP(t, HTTP(HTTPOptions{DefaultTimeout: 150 * time.Millisecond}), testEnv(t), map[string]any{"url": srv.URL})
+	_, err = doHTTP(t, HTTP(HTTPOptions{DefaultTimeout: 150 * time.Millisecond, Egress: loopbackAllowed(t)}), testEnv(t), map[string]any{"url": srv.URL})
 	if err == nil || time.Since(start) > 5*time.Second {
 		t.Fatalf("want the default timeout, got %v after %s", err, time.Since(start))
 	}
 	fast := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer fast.Close()
-	_, err = doHTTP(t, HTTP(HTTPOptions{}), testEnv(t), map[string]any{"url": fast.URL, "request": map[string]any{"timeout": "10m"}})
+	_, err = doHTTP(t, HTTP(HTTPOptions{Egress: loopbackAllowed(t)}), testEnv(t), map[string]any{"url": fast.URL, "request": map[string]any{"timeout": "10m"}})
 	if err == nil || !strings.Contains(err.Error(), "exceeds the maximum of 1m0s") {
 		t.Fatalf("want a timeout above the maximum refused, got %v", err)
 	}
@@ -208,7 +239,7 @@ func TestHTTPDo_Timeouts(t *testing.T) {
 func TestHTTPDo_RateLimiter(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
-	reg := HTTP(HTTPOptions{})
+	reg := HTTP(HTTPOptions{Egress: loopbackAllowed(t)})
 	p := map[string]any{"url": srv.URL + "/x?a=1", "request": map[string]any{"ratelimiter": map[string]any{"limit": 2, "period": "1h"}}}
 	for i := 0; i < 2; i++ {
 		if _, err := doHTTP(t, reg, testEnv(t), p); err != nil {
@@ -248,7 +279,7 @@ func TestHTTPDo_TLSConfigFromSecret(t *testing.T) {
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "half", Namespace: "team-a"},
 			Data: map[string][]byte{"ca.crt": caPEM, "client.crt": clientCert}},
 	)
-	reg := HTTP(HTTPOptions{})
+	reg := HTTP(HTTPOptions{Egress: loopbackAllowed(t)})
 	for _, tc := range []map[string]string{{"secret": "tls", "namespace": "certs"}, {"secret": "tls-plain"}} {
 		sawClientCert = false
 		r, err := doHTTP(t, reg, env, map[string]any{"url": srv.URL, "tls_config": tc})

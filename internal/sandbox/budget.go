@@ -107,6 +107,10 @@ func (b Budget) PoolOptions() Options {
 	return o
 }
 
+// QuantityValue is a flag value of a size, written as a
+// resource.Quantity (512Mi, 1536Ki), for other packages' size flags.
+func QuantityValue(q *resource.Quantity) pflag.Value { return quantityValue{q} }
+
 // quantityValue is a pflag.Value of a resource.Quantity: 512Mi, 1536Ki.
 type quantityValue struct{ q *resource.Quantity }
 

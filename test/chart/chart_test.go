@@ -320,3 +320,18 @@ func TestChart_WebhookConfigurationIsAdmissions(t *testing.T) {
 		t.Fatal("cert-manager does not inject the caBundle")
 	}
 }
+
+// TestChart_EgressAndStepBounds: the egress values reach the controller as
+// --egress-allow and --egress-deny, and the step bounds as their flags.
+func TestChart_EgressAndStepBounds(t *testing.T) {
+	objs := render(t, "--set", "egress.allow={127.0.0.1/32,hooks.example.com},egress.deny={10.0.0.0/8},controllerArgs.maxStepActionResultSize=1Mi,controllerArgs.stepActionWorkersPerNamespace=2")
+	opts := parseControllerFlags(t, containerArgs(t, one(t, objs, "Deployment"))[1:])
+	if !slices.Equal(opts.EgressAllow, []string{"127.0.0.1/32", "hooks.example.com"}) || !slices.Equal(opts.EgressDeny, []string{"10.0.0.0/8"}) ||
+		opts.MaxStepActionResult.Value() != 1<<20 || opts.StepActionWorkersPerNamespace != 2 {
+		t.Fatalf("options from the egress and step values: allow %v, deny %v, action result %s, per namespace %d",
+			opts.EgressAllow, opts.EgressDeny, opts.MaxStepActionResult.String(), opts.StepActionWorkersPerNamespace)
+	}
+	if err := opts.Validate(); err != nil {
+		t.Fatalf("the chart's defaults with these values do not validate: %v", err)
+	}
+}

@@ -35,7 +35,7 @@ import (
 )
 
 const (
-	stewardCommand = "bin/steward controller --metrics-addr={metrics-addr} --pprof-addr={pprof-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst}"
+	stewardCommand = "bin/steward controller --metrics-addr={metrics-addr} --pprof-addr={pprof-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst} --egress-allow=127.0.0.1/32"
 	ownsCommand    = "bin/owns --metrics-addr={metrics-addr} --pprof-addr={pprof-addr} --health-addr=0 --kube-api-qps={qps} --kube-api-burst={burst}"
 )
 

@@ -77,6 +77,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 - --max-render-objects={{ .Values.controllerArgs.maxRenderObjects }}
 - --max-render-object-size={{ .Values.controllerArgs.maxRenderObjectSize }}
 - --max-render-size={{ .Values.controllerArgs.maxRenderSize }}
+- --max-step-action-result-size={{ .Values.controllerArgs.maxStepActionResultSize }}
+- --max-step-result-size={{ .Values.controllerArgs.maxStepResultSize }}
+- --step-action-workers={{ .Values.controllerArgs.stepActionWorkers }}
+- --step-action-workers-per-namespace={{ .Values.controllerArgs.stepActionWorkersPerNamespace }}
 - --kube-api-qps={{ .Values.kubeAPI.qps }}
 - --kube-api-burst={{ .Values.kubeAPI.burst }}
 - --system-definition-namespace={{ .Values.systemDefinitionNamespace }}
@@ -85,6 +89,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 {{- if .Values.tenancy.noCrossNamespaceObjects }}
 - --no-cross-namespace-objects=true
+{{- end }}
+{{- with .Values.egress.allow }}
+- --egress-allow={{ join "," . }}
+{{- end }}
+{{- with .Values.egress.deny }}
+- --egress-deny={{ join "," . }}
 {{- end }}
 {{- range .Values.extraArgs }}
 - {{ . }}
