@@ -108,6 +108,9 @@ func TestChaos(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.ctrl.stop)
+	if err := installHostile(ctx, c); err != nil {
+		t.Fatal(err)
+	}
 
 	// Faults are placed from the seed too.
 	killAt := map[int]int{}
@@ -193,6 +196,19 @@ func TestChaos(t *testing.T) {
 				break
 			}
 		}
+	}
+	// The hostile tenant's steps ran, and were refused.
+	deadline := time.Now().Add(cfg.settle)
+	for {
+		vs := h.hostileInvariants(ctx, true)
+		if len(vs) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			report(cfg.iterations, vs)
+			break
+		}
+		time.Sleep(time.Second)
 	}
 	starts, kills, unexpected := h.ctrl.stats()
 	summary := fmt.Sprintf("chaos summary: seed %d, %d iterations, %d steps, %d controller kills, %d controller starts, %d API server restarts, %d unexpected controller exits, %d violations",
