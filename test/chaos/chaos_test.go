@@ -93,8 +93,13 @@ func TestChaos(t *testing.T) {
 	if err := h.createForeign(ctx); err != nil {
 		t.Fatal(err)
 	}
+	hostileURL, stopHostile, err := hostileServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopHostile)
 	h.ctrl = &controllerProc{bin: stewardBin, kubeconfig: p.kubeconfig, logDir: dir, args: []string{
-		"--metrics-addr=0", "--health-addr=0",
+		"--metrics-addr=0", "--health-addr=0", "--egress-allow=" + hostileAllow,
 		"--application-re-sync-period=" + cfg.reSync.String(),
 		"--application-revision-limit=4",
 		"--zap-log-level=1",
@@ -108,7 +113,11 @@ func TestChaos(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.ctrl.stop)
-	if err := installHostile(ctx, c); err != nil {
+	apiServer := p.cfg.Host
+	if !strings.Contains(apiServer, "://") {
+		apiServer = "https://" + apiServer
+	}
+	if err := installHostile(ctx, c, apiServer, hostileURL); err != nil {
 		t.Fatal(err)
 	}
 

@@ -4,6 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,19 +29,59 @@ import (
 //     tenant wrote by hand, whose objects-reference lists the suite's
 //     foreign objects (a ConfigMap of nobody, a Deployment of nobody):
 //     refused, since none was made for the config, and nothing deleted.
-//   - hostileSSRF asks http.do for the cloud metadata address: refused
-//     by the egress policy, without a connection.
+//   - hostileSSRF asks http.do for the API server's own loopback address:
+//     refused by the egress policy, without a connection.
+//   - hostileBig asks a server (the suite's, on 127.0.0.2, which the
+//     controller runs allowed with --egress-allow=127.0.0.2/32) for 4 MiB
+//     of "<", 24 MiB as JSON: refused past --max-step-action-result-size.
+//   - hostileTarpit asks the same server for an answer that never comes
+//     (up to the request's 59 s timeout, again and again): it holds its
+//     own step, never a reconcile worker, so the model's Applications
+//     settle in their quiet periods as before.
 const (
 	hostileConfig    = "hostile-config"
 	hostileSSRF      = "hostile-ssrf"
+	hostileBig       = "hostile-big"
+	hostileTarpit    = "hostile-tarpit"
+	hostileAllow     = "127.0.0.2/32"
 	hostileSecret    = "hostile-config-secret"
 	hostileDeleteDef = "chaos-delete-config"
 	hostileGetDef    = "chaos-get"
 )
 
+// hostileServer is the tenant's server: /big answers 4 MiB of "<",
+// /tarpit answers only when stop is called (or the request gives up). It
+// listens on 127.0.0.2, the one loopback address the controller is
+// allowed to reach.
+func hostileServer() (url string, stop func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("listening on 127.0.0.2 (Linux routes 127.0.0.0/8 to loopback): %w", err)
+	}
+	body := strings.Repeat("<", 4<<20)
+	done := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/big":
+			_, _ = io.WriteString(w, body)
+		case "/tarpit":
+			select {
+			case <-done:
+			case <-r.Context().Done():
+			}
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	srv.Listener = l
+	srv.Start()
+	return srv.URL, func() { close(done); srv.Close() }, nil
+}
+
 // installHostile writes the tenant's step definitions, its hand-made
-// config Secret and its two Applications.
-func installHostile(ctx context.Context, c client.Client) error {
+// config Secret and its Applications; apiServer is the API server's URL,
+// srv the tenant's server.
+func installHostile(ctx context.Context, c client.Client, apiServer, srv string) error {
 	defs := map[string]string{
 		hostileDeleteDef: `import "vela/config"
 deploy: config.#DeleteConfig & {$params: parameter}
@@ -46,8 +91,11 @@ parameter: {
 }
 `,
 		hostileGetDef: `import "vela/http"
-req: http.#HTTPDo & {$params: {method: "GET", url: parameter.url}}
-parameter: url: string
+req: http.#HTTPDo & {$params: {method: "GET", url: parameter.url, request: timeout: parameter.timeout}}
+parameter: {
+	url:     string
+	timeout: *"3s" | string
+}
 `,
 	}
 	for name, tmpl := range defs {
@@ -70,7 +118,9 @@ parameter: url: string
 	}
 	for name, step := range map[string]map[string]any{
 		hostileConfig: {"name": "delete", "type": hostileDeleteDef, "properties": map[string]any{"name": hostileSecret}},
-		hostileSSRF:   {"name": "get", "type": hostileGetDef, "properties": map[string]any{"url": "http://169.254.169.254/latest/meta-data/"}},
+		hostileSSRF:   {"name": "get", "type": hostileGetDef, "properties": map[string]any{"url": apiServer + "/api/v1/namespaces/kube-system/secrets"}},
+		hostileBig:    {"name": "get", "type": hostileGetDef, "properties": map[string]any{"url": srv + "/big"}},
+		hostileTarpit: {"name": "get", "type": hostileGetDef, "properties": map[string]any{"url": srv + "/tarpit", "timeout": "59s"}},
 	} {
 		spec := map[string]any{
 			"components": []any{map[string]any{"name": "own", "type": "k8s-objects", "properties": map[string]any{"objects": []any{
@@ -110,9 +160,18 @@ func (h *harness) hostileInvariants(ctx context.Context, ran bool) []violation {
 	if err := h.c.Get(ctx, client.ObjectKey{Namespace: chaosNS, Name: hostileSecret}, &sec); err != nil {
 		add(kindForeign, "Secret "+chaosNS+"/"+hostileSecret, "the tenant's hand-made config: %v", err)
 	}
+	var tarpit v1beta1.Application
+	if err := h.c.Get(ctx, client.ObjectKey{Namespace: chaosNS, Name: hostileTarpit}, &tarpit); err == nil && tarpit.Status.Workflow != nil {
+		for _, s := range tarpit.Status.Workflow.Steps {
+			if s.Name == "get" && s.Phase == v1beta1.WorkflowStepSucceeded {
+				add(kindForeign, "app "+hostileTarpit, "step get succeeded: the tarpit never answers")
+			}
+		}
+	}
 	for name, want := range map[string]struct{ step, reason string }{
 		hostileConfig: {"delete", "Refused"},
 		hostileSSRF:   {"get", "EgressDenied"},
+		hostileBig:    {"get", "ResultTooLarge"},
 	} {
 		var app v1beta1.Application
 		if err := h.c.Get(ctx, client.ObjectKey{Namespace: chaosNS, Name: name}, &app); err != nil {
