@@ -118,7 +118,8 @@ func (v quantityValue) String() string {
 	if v.q == nil {
 		return ""
 	}
-	return v.q.String()
+	c := *v.q // String caches its text in the Quantity: not in the option
+	return c.String()
 }
 
 func (v quantityValue) Set(s string) error {
@@ -129,7 +130,9 @@ func (v quantityValue) Set(s string) error {
 	if q.Sign() < 0 {
 		return fmt.Errorf("%s: want a size of 0 or more", s)
 	}
-	*v.q = q
+	// A size in bytes, without the text ParseQuantity caches, so that an
+	// option set by flag equals the same option set in code.
+	*v.q = *resource.NewQuantity(q.Value(), q.Format)
 	return nil
 }
 
