@@ -147,7 +147,6 @@ parameter: {
 	return nil
 }
 
-
 // hostileInvariants: the hand-made config is still there (config.delete
 // deleted nothing), and each hostile step, once it ran, failed with the
 // reason of the check that stopped it; with ran, each must have run.
