@@ -246,6 +246,13 @@ func (r *ApplicationReconciler) recordRelease(ctx context.Context, s *scope, rel
 	return err
 }
 
+// releaseOwner are the labels that make a release record this
+// Application's (helmchart's owns): Record writes them, Deployed and
+// Uninstall touch only records that carry them.
+func releaseOwner(s *scope) map[string]string {
+	return map[string]string{v1beta1.LabelAppName: s.app.Name, v1beta1.LabelAppNamespace: s.app.Namespace}
+}
+
 // releasesOf reads the releases a tracker notes.
 func releasesOf(rt *v1beta1.ResourceTracker) []*helmRelease {
 	if rt == nil || rt.Annotations[annotationHelmReleases] == "" {
@@ -265,7 +272,7 @@ func (r *ApplicationReconciler) releasesDeployed(ctx context.Context, s *scope) 
 		}
 		c, err := s.clients.GetClient(ctx, rel.Cluster)
 		if err == nil {
-			err = helmchart.Deployed(ctx, c, rel.Name, rel.Namespace, rel.Revision, map[string]string{v1beta1.LabelAppName: s.app.Name, v1beta1.LabelAppNamespace: s.app.Namespace})
+			err = helmchart.Deployed(ctx, c, rel.Name, rel.Namespace, rel.Revision, releaseOwner(s))
 		}
 		if err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "Marking the Helm release deployed failed", "release", rel.Name, "namespace", rel.Namespace)
@@ -287,7 +294,7 @@ func (r *ApplicationReconciler) uninstallReleases(ctx context.Context, s *scope,
 			seen[k] = true
 			c, err := s.clients.GetClient(ctx, rel.Cluster)
 			if err == nil {
-				err = helmchart.Uninstall(ctx, c, rel.Name, rel.Namespace, map[string]string{v1beta1.LabelAppName: s.app.Name, v1beta1.LabelAppNamespace: s.app.Namespace})
+				err = helmchart.Uninstall(ctx, c, rel.Name, rel.Namespace, releaseOwner(s))
 			}
 			if err != nil {
 				return fmt.Errorf("deleting the records of Helm release %s/%s: %w", rel.Namespace, rel.Name, err)

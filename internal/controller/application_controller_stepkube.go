@@ -77,16 +77,10 @@ func (r *ApplicationReconciler) kubeActions(s *scope, step string) provider.Regi
 			if err := r.listBoundary(ctx, s, p.Cluster, kind, p.Filter.Namespace); err != nil {
 				return nil, err
 			}
-			out := &unstructured.UnstructuredList{}
-			out.SetAPIVersion(p.Resource.APIVersion)
-			out.SetKind(p.Resource.Kind + "List")
+			newList := listOf(p.Resource.APIVersion, p.Resource.Kind)
+			out := newList().(*unstructured.UnstructuredList)
 			budget := provider.NewResultBudget(env, fmt.Sprintf("the list of %s in %q", p.Resource.Kind, p.Filter.Namespace))
-			err = provider.ListPages(ctx, c, func() client.ObjectList {
-				l := &unstructured.UnstructuredList{}
-				l.SetAPIVersion(p.Resource.APIVersion)
-				l.SetKind(p.Resource.Kind + "List")
-				return l
-			}, func(l client.ObjectList) error {
+			err = provider.ListPages(ctx, c, newList, func(l client.ObjectList) error {
 				for _, item := range l.(*unstructured.UnstructuredList).Items {
 					if err := budget.Add(item.Object); err != nil {
 						return err
@@ -390,7 +384,7 @@ func (r *ApplicationReconciler) scoped(ctx context.Context, s *scope, cluster st
 	case obj.GetNamespace() == "":
 		obj.SetNamespace(def)
 	}
-	return refusal(r.boundary(s).CheckObject(describeObject(obj), namespaced, obj.GetNamespace()))
+	return provider.Refused(r.boundary(s).CheckObject(provider.Describe(obj), namespaced, obj.GetNamespace()))
 }
 
 // listBoundary holds a step's list (or delete by filter) of a kind in a
@@ -405,27 +399,21 @@ func (r *ApplicationReconciler) listBoundary(ctx context.Context, s *scope, clus
 	what := fmt.Sprintf("the %s objects", kind.GetKind())
 	switch {
 	case !namespaced:
-		return refusal(b.CheckClusterScoped(what))
+		return provider.Refused(b.CheckClusterScoped(what))
 	case namespace == "" && b.Confined:
-		return refusal(b.CheckNamespace(what+" of every namespace", "*"))
+		return provider.Refused(b.CheckNamespace(what+" of every namespace", "*"))
 	}
-	return refusal(b.CheckNamespace(what, namespace))
+	return provider.Refused(b.CheckNamespace(what, namespace))
 }
 
-// refusal makes a boundary refusal a refused action (the step fails);
-// nil stays nil.
-func refusal(err error) error {
-	if err == nil {
-		return nil
+// listOf makes empty lists of a kind, one per page a list reads.
+func listOf(apiVersion, kind string) func() client.ObjectList {
+	return func() client.ObjectList {
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion(apiVersion)
+		list.SetKind(kind + "List")
+		return list
 	}
-	return &provider.RefusedError{Err: err}
-}
-
-func describeObject(obj *unstructured.Unstructured) string {
-	if obj.GetNamespace() == "" {
-		return obj.GetKind() + " " + obj.GetName()
-	}
-	return obj.GetKind() + " " + obj.GetNamespace() + "/" + obj.GetName()
 }
 
 // deleteOne deletes one object a step names, as the Application: never
@@ -459,17 +447,11 @@ func (r *ApplicationReconciler) deleteOne(ctx context.Context, s *scope, env *pr
 // another Application owns. It lists page by page, so that a namespace of
 // many objects is never held whole.
 func (r *ApplicationReconciler) deleteMatching(ctx context.Context, s *scope, env *provider.Env, c client.Client, cluster string, kind *unstructured.Unstructured, namespace string, labels map[string]string) error {
-	newList := func() client.ObjectList {
-		list := &unstructured.UnstructuredList{}
-		list.SetAPIVersion(kind.GetAPIVersion())
-		list.SetKind(kind.GetKind() + "List")
-		return list
-	}
-	return provider.ListPages(ctx, c, newList, func(l client.ObjectList) error {
+	return provider.ListPages(ctx, c, listOf(kind.GetAPIVersion(), kind.GetKind()), func(l client.ObjectList) error {
 		list := l.(*unstructured.UnstructuredList)
 		for i := range list.Items {
 			item := &list.Items[i]
-			desc := describeObject(item)
+			desc := provider.Describe(item)
 			if r.tracked(s, cluster, item) || foreignOwner(s.app, item) != "" {
 				env.Log.V(decisionLevel).Info("Skipped by a workflow step's delete: managed by an Application", "object", desc)
 				continue

@@ -93,7 +93,7 @@ func configCreate(ctx context.Context, env *Env, raw json.RawMessage) (json.RawM
 		return nil, err
 	}
 	if err := env.Boundary.CheckNamespace(fmt.Sprintf("config Secret %s/%s", p.Namespace, p.Name), p.Namespace); err != nil {
-		return nil, refused(fmt.Errorf("%s: %w", action, err))
+		return nil, Refused(fmt.Errorf("%s: %w", action, err))
 	}
 	if p.Template != "" {
 		return nil, fmt.Errorf("%s: config %s/%s names the config template %q: Steward does not render KubeVela's config templates; create the config without a template", action, p.Namespace, p.Name, p.Template)
@@ -175,7 +175,7 @@ func configRead(ctx context.Context, env *Env, raw json.RawMessage) (json.RawMes
 		return nil, err
 	}
 	if err := env.Boundary.CheckNamespace(fmt.Sprintf("config Secret %s/%s", p.Namespace, p.Name), p.Namespace); err != nil {
-		return nil, refused(fmt.Errorf("%s: %w", action, err))
+		return nil, Refused(fmt.Errorf("%s: %w", action, err))
 	}
 	sec := &corev1.Secret{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: p.Name}, sec); err != nil {
@@ -210,7 +210,7 @@ func configList(ctx context.Context, env *Env, raw json.RawMessage) (json.RawMes
 		return nil, err
 	}
 	if err := env.Boundary.CheckNamespace("the configs of namespace "+p.Namespace, p.Namespace); err != nil {
-		return nil, refused(fmt.Errorf("%s: %w", action, err))
+		return nil, Refused(fmt.Errorf("%s: %w", action, err))
 	}
 	template := p.Template
 	if _, name, ok := strings.Cut(template, "/"); ok {
@@ -284,7 +284,7 @@ func configDelete(ctx context.Context, env *Env, raw json.RawMessage) (json.RawM
 	}
 	cfgDesc := fmt.Sprintf("config Secret %s/%s", p.Namespace, p.Name)
 	if err := env.Boundary.CheckNamespace(cfgDesc, p.Namespace); err != nil {
-		return nil, refused(fmt.Errorf("%s: %w", action, err))
+		return nil, Refused(fmt.Errorf("%s: %w", action, err))
 	}
 	sec := &corev1.Secret{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: p.Name}, sec); err != nil {
@@ -308,7 +308,7 @@ func configDelete(ctx context.Context, env *Env, raw json.RawMessage) (json.RawM
 		return nil, wrapRefusal(fmt.Errorf("%s: config %s/%s: %w", action, p.Namespace, p.Name, err))
 	}
 	for _, u := range made {
-		desc := describe(u)
+		desc := Describe(u)
 		err := env.Client.Delete(ctx, u, client.Preconditions{UID: uidOf(u)}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if apierrors.IsNotFound(err) {
 			err = nil
@@ -366,8 +366,8 @@ func configReferences(env *Env, sec *corev1.Secret) ([]*unstructured.Unstructure
 			}
 			u.SetNamespace(ns)
 		}
-		if err := env.Boundary.CheckObject(describe(u), namespaced, u.GetNamespace()); err != nil {
-			return nil, refused(fmt.Errorf("%s lists %w", ConfigDataObjectReferences, err))
+		if err := env.Boundary.CheckObject(Describe(u), namespaced, u.GetNamespace()); err != nil {
+			return nil, Refused(fmt.Errorf("%s lists %w", ConfigDataObjectReferences, err))
 		}
 		out = append(out, u)
 	}
@@ -384,17 +384,17 @@ func madeFor(ctx context.Context, env *Env, sec *corev1.Secret, refs []*unstruct
 		got.SetGroupVersionKind(u.GroupVersionKind())
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
 			if apierrors.IsNotFound(err) {
-				env.Log.V(1).Info("Skipped by a workflow step's config.delete: already gone", "step", env.Step, "object", describe(u))
+				env.Log.V(1).Info("Skipped by a workflow step's config.delete: already gone", "step", env.Step, "object", Describe(u))
 				continue
 			}
-			return nil, fmt.Errorf("reading %s it lists: %w", describe(u), err)
+			return nil, fmt.Errorf("reading %s it lists: %w", Describe(u), err)
 		}
 		if by := managedObject(env, got); by != "" {
-			return nil, Refuse("%s lists %s, which %s manages: a step does not delete it", ConfigDataObjectReferences, describe(u), by)
+			return nil, Refuse("%s lists %s, which %s manages: a step does not delete it", ConfigDataObjectReferences, Describe(u), by)
 		}
 		if !ownedBy(got, sec.UID) {
 			return nil, Refuse("%s lists %s, which was not made for this config (it has no ownerReference to Secret %s/%s): a step deletes only what a config made; delete it yourself, or remove it from the list",
-				ConfigDataObjectReferences, describe(u), sec.Namespace, sec.Name)
+				ConfigDataObjectReferences, Describe(u), sec.Namespace, sec.Name)
 		}
 		live = append(live, got)
 	}
@@ -447,9 +447,9 @@ func managedObject(env *Env, obj *unstructured.Unstructured) string {
 	return ""
 }
 
-// describe names an object for messages: "ConfigMap team-b/victim",
+// Describe names an object for messages: "ConfigMap team-b/victim",
 // "Namespace prod".
-func describe(u *unstructured.Unstructured) string {
+func Describe(u *unstructured.Unstructured) string {
 	if u.GetNamespace() == "" {
 		return u.GetKind() + " " + u.GetName()
 	}

@@ -69,7 +69,7 @@ func sendEmail(ctx context.Context, policy *egress.Policy, raw json.RawMessage) 
 	}
 	if err := smtpSend(ctx, policy, p.From.Host, p.From.Port, from, p.From.Password, to, msg); err != nil {
 		if egress.IsDenied(err) {
-			return nil, refused(fmt.Errorf("email.send: via %s:%d: %w", p.From.Host, p.From.Port, err))
+			return nil, Refused(fmt.Errorf("email.send: via %s:%d: %w", p.From.Host, p.From.Port, err))
 		}
 		return nil, fmt.Errorf("email.send: via %s:%d: %s", p.From.Host, p.From.Port, clipPeerText(err.Error()))
 	}

@@ -215,7 +215,7 @@ func (h *httpDoer) do(ctx context.Context, env *Env, raw json.RawMessage) (json.
 	resp, err := cl.Do(req)
 	if err != nil {
 		if egress.IsDenied(err) {
-			return nil, refused(fmt.Errorf("http.do: %s %s: %w", p.Method, p.URL, err))
+			return nil, Refused(fmt.Errorf("http.do: %s %s: %w", p.Method, p.URL, err))
 		}
 		return nil, fmt.Errorf("http.do: %s %s: %w", p.Method, p.URL, err)
 	}
@@ -305,7 +305,7 @@ func (h *httpDoer) tlsTransport(ctx context.Context, env *Env, name, namespace s
 		namespace = env.Namespace
 	}
 	if err := env.Boundary.CheckNamespace(fmt.Sprintf("Secret %s/%s", namespace, name), namespace); err != nil {
-		return nil, refused(err)
+		return nil, Refused(err)
 	}
 	sec, err := getSecret(ctx, env, namespace, name)
 	if err != nil {

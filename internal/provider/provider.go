@@ -134,9 +134,9 @@ func Refuse(format string, args ...any) error {
 	return &RefusedError{Err: fmt.Errorf(format, args...)}
 }
 
-// refused wraps an error, a boundary refusal among them, as a
+// Refused wraps an error, a boundary refusal among them, as a
 // RefusedError; nil stays nil.
-func refused(err error) error {
+func Refused(err error) error {
 	if err == nil {
 		return nil
 	}
