@@ -1,18 +1,3 @@
-// Command stewardbench measures OAM controllers side by side on identical
-// Applications: memory against unrelated objects, steady-state API cost,
-// drift repair, fleet convergence, one big app, heap per managed object
-// and a soak (heap over time under re-syncs). By default Steward runs
-// twice, in timer mode and in watch mode (--drift-detection=watch), next
-// to the owns baseline. `make bench` and
-// `make bench-quick` run it; docs/benchmarks.md explains the scenarios.
-//
-//	stewardbench --profile quick
-//	stewardbench --controller 'vela=/path/to/manager --metrics-addr={metrics-addr}' --scenarios steady
-//	stewardbench --report-only bench/results/latest.json
-//
-// Each controller is a separate process started with KUBECONFIG pointing
-// at a fresh local control plane; {metrics-addr}, {pprof-addr}, {qps} and
-// {burst} in its command line are filled in by the harness.
 package main
 
 import (
@@ -31,7 +16,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/steward-oam/steward/bench/harness"
+	"github.com/steward-oam/steward/bench/measure"
+	"github.com/steward-oam/steward/bench/record"
+	"github.com/steward-oam/steward/bench/report"
+	"github.com/steward-oam/steward/bench/scenario"
 )
 
 const (
@@ -80,7 +68,7 @@ func main() {
 	fs.StringVar(&f.profile, "profile", "quick", "Scenario sizes: quick (about 25 minutes with the four default controllers) or full (the sizes of issues 7, 10 and 12).")
 	fs.StringArrayVar(&f.controllers, "controller", defaultControllers, "Controller under test, as name=command line (repeatable); the command must contain {metrics-addr} and may use {qps} and {burst}.")
 	fs.StringArrayVar(&f.variants, "bigapp-variant", defaultVariants, "Extra controller measured in the big-app scenario only, as name=command line (repeatable).")
-	fs.StringSliceVar(&f.scenarios, "scenarios", nil, fmt.Sprintf("Scenarios to run (default all): %s.", strings.Join(harness.AllScenarios, ", ")))
+	fs.StringSliceVar(&f.scenarios, "scenarios", nil, fmt.Sprintf("Scenarios to run (default all): %s.", strings.Join(record.AllScenarios, ", ")))
 	fs.StringVar(&f.binDir, "bin-dir", envOr("KUBEBUILDER_ASSETS", "bin/k8s"), "Directory of kube-apiserver and etcd.")
 	fs.StringVar(&f.crdDir, "crd-dir", "config/crd", "CRDs to install.")
 	fs.StringSliceVar(&f.definitions, "definitions", []string{"config/definitions", "bench/definitions"}, "Definition directories applied to vela-system; the benchmark Applications use the bench-service ComponentDefinition.")
@@ -105,14 +93,14 @@ func main() {
 
 func run(f flags) error {
 	if f.reportOnly != "" {
-		res, err := harness.ReadResults(f.reportOnly)
+		res, err := record.Read(f.reportOnly)
 		if err == nil {
 			err = fillProfiles(res, f.reportOnly)
 		}
 		if err != nil {
 			return err
 		}
-		return report(f, res, f.reportOnly)
+		return writeReport(f, res, f.reportOnly)
 	}
 	opts, err := options(f)
 	if err != nil {
@@ -120,7 +108,7 @@ func run(f flags) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, runErr := harness.Run(ctx, opts)
+	res, runErr := scenario.Run(ctx, opts)
 	if res == nil {
 		return runErr
 	}
@@ -137,27 +125,27 @@ func run(f flags) error {
 	}
 	// The budget is checked on this run's figures, not on those a merge
 	// keeps from earlier runs.
-	over := harness.OverBudget(res)
+	over := report.OverBudget(res)
 	latest := filepath.Join(f.resultsDir, "latest.json")
 	// A run of the default scenarios keeps the opt-in ones (scale) from
 	// the previous results; --merge keeps every scenario it did not run.
 	if ran := opts.Scenarios; f.merge || len(ran) == 0 {
 		if len(ran) == 0 {
-			ran = harness.AllScenarios
+			ran = record.AllScenarios
 		}
-		if prev, err := harness.ReadResults(latest); err == nil {
-			res = harness.Merge(prev, res, ran)
+		if prev, err := record.Read(latest); err == nil {
+			res = record.Merge(prev, res, ran)
 		}
 	}
 	if err := res.WriteJSON(latest); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "results: %s (%s)\n", path, res.Elapsed.D().Round(time.Second))
-	if err := report(f, res, latest); err != nil {
+	if err := writeReport(f, res, latest); err != nil {
 		return err
 	}
 	if len(over) > 0 {
-		fmt.Fprintf(os.Stderr, "\n*** OVER BUDGET by more than %.0f%% (docs/benchmarks.md#budget) ***\n", harness.BudgetTolerance*100)
+		fmt.Fprintf(os.Stderr, "\n*** OVER BUDGET by more than %.0f%% (docs/benchmarks.md#budget) ***\n", report.BudgetTolerance*100)
 		for _, o := range over {
 			fmt.Fprintf(os.Stderr, "*** %s\n", o)
 		}
@@ -173,11 +161,11 @@ func run(f flags) error {
 }
 
 // addSoakBefore attaches the soak of an earlier results file to res.
-func addSoakBefore(res *harness.Results, path string) error {
+func addSoakBefore(res *record.Results, path string) error {
 	if path == "" || len(res.Soak) == 0 {
 		return nil
 	}
-	before, err := harness.ReadResults(path)
+	before, err := record.Read(path)
 	if os.IsNotExist(errors.Unwrap(err)) {
 		return nil
 	}
@@ -191,27 +179,28 @@ func addSoakBefore(res *harness.Results, path string) error {
 	if label == "" {
 		label = "commit " + before.Host.Commit
 	}
-	res.SoakBefore = &harness.SoakReference{Label: label, Commit: before.Host.Commit, Started: before.Started, Soak: before.Soak}
+	res.SoakBefore = &record.SoakReference{Label: label, Commit: before.Host.Commit, Started: before.Started, Soak: before.Soak}
 	return nil
 }
 
-func report(f flags, res *harness.Results, source string) error {
+// writeReport regenerates the Markdown report unless --docs is empty.
+func writeReport(f flags, res *record.Results, source string) error {
 	if f.docs == "" {
 		return nil
 	}
-	if err := harness.WriteReport(res, f.docs, f.imgDir, source); err != nil {
+	if err := report.Write(res, f.docs, f.imgDir, source); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "report: %s\n", f.docs)
 	return nil
 }
 
-func options(f flags) (harness.Options, error) {
-	profile, err := harness.ProfileNamed(f.profile)
+func options(f flags) (scenario.Options, error) {
+	profile, err := record.ProfileNamed(f.profile)
 	if err != nil {
-		return harness.Options{}, err
+		return scenario.Options{}, err
 	}
-	opts := harness.Options{
+	opts := scenario.Options{
 		Profile: profile, Scenarios: f.scenarios, BinDir: abs(f.binDir), CRDDir: abs(f.crdDir),
 		QPS: f.qps, Burst: f.burst, Progress: os.Stderr,
 		LogDir: filepath.Join(f.resultsDir, "logs", time.Now().UTC().Format("20060102T150405Z")),
@@ -220,7 +209,7 @@ func options(f flags) (harness.Options, error) {
 		opts.Profile.Soak.Apps = f.soakApps
 	}
 	if f.soakFor > 0 {
-		opts.Profile.Soak.Duration = harness.Duration(f.soakFor)
+		opts.Profile.Soak.Duration = record.Duration(f.soakFor)
 	}
 	for _, d := range f.definitions {
 		opts.DefinitionDirs = append(opts.DefinitionDirs, abs(d))
@@ -234,10 +223,10 @@ func options(f flags) (harness.Options, error) {
 	return opts, nil
 }
 
-func parseControllers(values []string) ([]harness.Controller, error) {
-	var out []harness.Controller
+func parseControllers(values []string) ([]record.Controller, error) {
+	var out []record.Controller
 	for _, v := range values {
-		c, err := harness.ParseController(v)
+		c, err := record.ParseController(v)
 		if err != nil {
 			return nil, err
 		}
@@ -263,12 +252,12 @@ func envOr(key, def string) string {
 // fillProfiles summarises the CPU profiles of results read from path
 // that a run wrote before it summarised them itself, and writes the
 // summaries back.
-func fillProfiles(res *harness.Results, path string) error {
+func fillProfiles(res *record.Results, path string) error {
 	before, err := json.Marshal(res)
 	if err != nil {
 		return err
 	}
-	harness.FillProfiles(res)
+	measure.FillProfiles(res)
 	after, err := json.Marshal(res)
 	if err != nil || string(after) == string(before) {
 		return err
