@@ -55,7 +55,7 @@ test: tools ## Run all tests, envtest ones against bin/k8s, then fuzz each targe
 # (testdata/fuzz/<FuzzName>/ in each package) run as ordinary tests in
 # `go test ./...`.
 FUZZ_TARGETS := \
-	./internal/controller:FuzzReconcileInterval \
+	./internal/controller/application:FuzzReconcileInterval \
 	./internal/render:FuzzRender_Properties \
 	./internal/render:FuzzRender_Template \
 	./internal/tracker:FuzzDecode \
@@ -183,7 +183,7 @@ manifests: controller-gen ## Generate CRDs into config/crd and RBAC into config/
 ##@ Checks
 
 .PHONY: verify
-verify: generate manifests lint ## Fail if generated files are stale or code is unformatted
+verify: generate manifests lint check-binaries ## Fail if generated files are stale, code is unformatted, a package lacks its doc.go map, or git tracks a binary
 	@if ! git diff --quiet -- api config/crd config/rbac charts || \
 		[[ -n "$$(git ls-files --others --exclude-standard -- api config/crd config/rbac charts)" ]]; then \
 		git status --short -- api config/crd config/rbac charts; \
@@ -200,10 +200,22 @@ verify: generate manifests lint ## Fail if generated files are stale or code is 
 	fi
 
 .PHONY: lint
-lint: ## Run go vet (here, in the bench module and in hack/tools/image)
+lint: check-docmap check-structure ## Run go vet (here, in the bench module and in hack/tools/image), check every package's doc.go and the size limits
 	go vet ./...
 	go -C bench vet ./...
 	go -C hack/tools/image vet ./...
+
+.PHONY: check-docmap
+check-docmap: ## Fail if a Go package has no doc.go, or its doc.go does not name each of its files
+	hack/check-docmap.sh
+
+.PHONY: check-structure
+check-structure: ## Fail if a product file is over 600 lines, or a package over 25 product files or 5,000 lines
+	hack/check-structure.sh
+
+.PHONY: check-binaries
+check-binaries: ## Fail if git tracks a built binary (ELF, Mach-O, PE, wasm) or a file over 5 MB
+	hack/check-no-binaries.sh
 
 ##@ Tools
 

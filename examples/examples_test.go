@@ -1,7 +1,3 @@
-// Package examples checks the example Applications a new user applies after
-// `make run`, so that they never rot: each renders with the built-in
-// definitions through the same code path as `steward render`, and holds up
-// on a cluster (valid policies, known dependencies, distinct objects).
 package examples
 
 import (

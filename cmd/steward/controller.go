@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/steward-oam/steward/internal/cli"
-	"github.com/steward-oam/steward/internal/controller"
+	"github.com/steward-oam/steward/internal/controller/manager"
 	"github.com/steward-oam/steward/internal/dashboard"
 	"github.com/steward-oam/steward/internal/version"
 )
@@ -17,7 +17,7 @@ import (
 // kubectl's flags select (--kubeconfig, --context, ...; in a Pod, its
 // in-cluster config).
 func newControllerCommand() *cobra.Command {
-	opts := controller.NewOptions()
+	opts := manager.NewOptions()
 	zapOpts := zap.Options{}
 	kube := cli.NewKube(false)
 	cmd := &cobra.Command{
@@ -32,7 +32,7 @@ func newControllerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			mgr, err := controller.NewManager(cfg, opts)
+			mgr, err := manager.NewManager(cfg, opts)
 			if err != nil {
 				return err
 			}

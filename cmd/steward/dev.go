@@ -23,7 +23,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/steward-oam/steward/internal/controller"
+	"github.com/steward-oam/steward/internal/controller/manager"
 	"github.com/steward-oam/steward/internal/localcp"
 )
 
@@ -44,7 +44,7 @@ func newUpCommand() *cobra.Command {
 
 func newLocalPlaneCommand(use string) *cobra.Command {
 	var cpOpts localcp.Options
-	ctrlOpts := controller.NewOptions()
+	ctrlOpts := manager.NewOptions()
 	ctrlOpts.MetricsAddr, ctrlOpts.HealthAddr = devMetricsAddr, devHealthAddr
 	// Admission on, as the chart runs it: the API server calls the webhook
 	// on loopback (--webhook-url), with a certificate Steward issues.
@@ -88,7 +88,7 @@ unless --metrics-addr or --health-addr say otherwise.`,
 				return errors.Join(err, cp.Stop())
 			}
 			printDevUsage(out, cp, ctrlOpts)
-			runErr := controller.Run(ctx, cp.Config, ctrlOpts)
+			runErr := manager.Run(ctx, cp.Config, ctrlOpts)
 			return errors.Join(runErr, cp.Stop())
 		},
 	}
@@ -127,7 +127,7 @@ const (
 
 // pickFreeAddrs moves the metrics and health endpoints the user did not
 // place to the next free loopback port if their default one is taken.
-func pickFreeAddrs(cmd *cobra.Command, opts *controller.Options) error {
+func pickFreeAddrs(cmd *cobra.Command, opts *manager.Options) error {
 	for _, f := range []struct {
 		flag string
 		addr *string
@@ -172,7 +172,7 @@ func pickFreeAddrs(cmd *cobra.Command, opts *controller.Options) error {
 }
 
 // printDevUsage tells the user how to reach the plane they just started.
-func printDevUsage(w io.Writer, cp *localcp.ControlPlane, opts controller.Options) {
+func printDevUsage(w io.Writer, cp *localcp.ControlPlane, opts manager.Options) {
 	examples, _ := filepath.Glob(filepath.Join("examples", "*.yaml"))
 	if len(examples) == 0 {
 		examples = []string{"examples/<file>.yaml"}

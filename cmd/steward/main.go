@@ -1,6 +1,3 @@
-// Command steward is Steward's single binary: the controller manager and
-// the command-line tools. Each subcommand turns flags into options and
-// calls into internal/; no logic lives here.
 package main
 
 import (

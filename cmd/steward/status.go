@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/steward-oam/steward/internal/cli"
+	"github.com/steward-oam/steward/internal/readmodel"
 )
 
 // newStatusCommand shows one Application in a readable layout, like
@@ -36,7 +37,7 @@ cluster Secrets on the hub, as the controller reads them.`,
 		},
 	}
 	kube.AddFlags(cmd.Flags())
-	cmd.Flags().IntVar(&opts.Events, "events", cli.DefaultStatusEvents, "How many of the latest events to show.")
+	cmd.Flags().IntVar(&opts.Events, "events", readmodel.DefaultStatusEvents, "How many of the latest events to show.")
 	addClusterNamespaceFlag(cmd, &opts.ClusterNamespace)
 	addOutputFlag(cmd, &opts.Output, "", cli.StructuredFormats)
 	return cmd

@@ -12,6 +12,8 @@
 // fetch, a cluster to reach, an evaluator too busy) is admitted with a
 // warning and left to the controller, which reports it as a condition.
 //
+// Usage:
+//
 //	checker := &admission.Checker{Resolver: resolver, Renderer: renderer}
 //	admission.Register(mgr.GetWebhookServer(), checker, timeout)
 //
@@ -24,4 +26,10 @@
 //
 // Configuration builds the ValidatingWebhookConfiguration (failurePolicy
 // Ignore: a Steward that is down never blocks the cluster).
+//
+// Files:
+//
+//	check.go    Checker: an Application placed and rendered, a definition compiled, as the controller would
+//	config.go   Configuration and EnsureConfiguration: the ValidatingWebhookConfiguration (failurePolicy Ignore)
+//	handler.go  Register and Options: the handler, its timeout and the bound on checks running at once
 package admission

@@ -19,4 +19,18 @@
 // annotation, strategic for kinds client-go knows, JSON merge otherwise,
 // skipped when empty. The caller passes the client of the target cluster
 // at every call; nothing is hidden in the context.
+//
+// Files:
+//
+//	apply.go       Applier, Owner, Options, Method: Apply reads the live object once, then creates, patches or leaves it
+//	change.go      Action and Result, the typed change per object; ErrNotOwned and OwnershipError
+//	clientside.go  the ClientSide method: KubeVela's three-way patch against the last-applied annotation
+//	delete.go      Delete: an object deleted only while it carries this Application's labels, with UID preconditions
+//	drift.go       the drift judgement: serverSideDrift, whether a server-side apply would change live, without a request
+//	fields.go      keepLiveFields: apply-once paths (spec.a[0].b) kept at their live values
+//	normalize.go   normalize: quantities and stringData in the form the API server stores, so they compare equal
+//	patched.go     PatchedFields: the dotted paths a client-side patch changes, for drift reports
+//	restore.go     Restore: an object put back to its last-applied configuration (read-only and take-over policies)
+//	serverside.go  the ServerSide method: create, apply, forced conflicts (Conflict), the csaupgrade of client-side objects
+//	shared.go      the shared-resource policy: app.oam.dev/shared-by, joining and leaving sharers, Release
 package apply

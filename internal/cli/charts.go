@@ -8,9 +8,9 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/boundary"
-	"github.com/steward-oam/steward/internal/chartfetch"
 	"github.com/steward-oam/steward/internal/cueeval"
-	"github.com/steward-oam/steward/internal/helmchart"
+	"github.com/steward-oam/steward/internal/helm/fetch"
+	"github.com/steward-oam/steward/internal/helm/release"
 	"github.com/steward-oam/steward/internal/render"
 )
 
@@ -21,9 +21,9 @@ import (
 // controller fetches them and valuesFrom is read with the user's own
 // credentials.
 func chartActions(ctx context.Context, hub client.Reader, kubeVersion string) func(string, *v1beta1.Application, *render.ActionsError) ([]cueeval.ActionResult, error) {
-	p := &helmchart.Provider{Local: true}
+	p := &release.Provider{Local: true}
 	if hub != nil {
-		p.Fetcher = chartfetch.New(chartfetch.Options{})
+		p.Fetcher = fetch.New(fetch.Options{})
 		p.Wait = -1
 	}
 	return func(clusterName string, app *v1beta1.Application, need *render.ActionsError) ([]cueeval.ActionResult, error) {

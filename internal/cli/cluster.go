@@ -19,6 +19,7 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/readmodel"
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
@@ -166,7 +167,7 @@ func List(ctx context.Context, hubConfig *rest.Config, hub client.Client, o List
 	if err != nil {
 		return err
 	}
-	rows, err := Clusters(ctx, m)
+	rows, err := readmodel.Clusters(ctx, m)
 	if err != nil {
 		return err
 	}
@@ -185,7 +186,7 @@ func displayName(c cluster.Cluster) string {
 	return c.Name
 }
 
-func connected(c ClusterRow) string {
+func connected(c readmodel.ClusterRow) string {
 	switch {
 	case c.Connected:
 		return "yes"

@@ -14,7 +14,7 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cli"
-	"github.com/steward-oam/steward/internal/controller"
+	"github.com/steward-oam/steward/internal/controller/manager"
 	"github.com/steward-oam/steward/internal/localcp"
 	"github.com/steward-oam/steward/internal/testcp"
 )
@@ -43,11 +43,11 @@ func startDeliveryHub(t *testing.T, withController bool, spokes ...string) deliv
 		t.Fatalf("installing definitions: %v", err)
 	}
 	if withController {
-		opts := controller.NewOptions()
+		opts := manager.NewOptions()
 		opts.MetricsAddr, opts.HealthAddr = "0", "0"
 		opts.ReSyncPeriod, opts.MinReconcileInterval, opts.ReSyncJitter = 2*time.Second, time.Second, 0
 		opts.SkipNameValidation = true
-		mgr, err := controller.NewManager(h.cfg, opts)
+		mgr, err := manager.NewManager(h.cfg, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/readmodel"
 )
 
 // LsOptions are the inputs of `steward ls`.
@@ -159,16 +160,8 @@ func servedClusters(services []v1beta1.ApplicationComponentStatus) []string {
 			out = append(out, name)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return clusterLess(out[i], out[j]) })
+	sort.Slice(out, func(i, j int) bool { return readmodel.ClusterLess(out[i], out[j]) })
 	return out
-}
-
-// clusterLess orders cluster names with the hub (local) first.
-func clusterLess(a, b string) bool {
-	if v1beta1.IsLocalCluster(a) != v1beta1.IsLocalCluster(b) {
-		return v1beta1.IsLocalCluster(a)
-	}
-	return a < b
 }
 
 func trackerCount(trackers map[string]int, app *v1beta1.Application) string {

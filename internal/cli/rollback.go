@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/readmodel"
 )
 
 // RollbackOptions are the inputs of `steward rollback`.
@@ -39,12 +40,12 @@ type RollbackResult struct {
 // limit) is refused, listing the versions that can be rolled back to:
 // setting it would render the current spec under that name instead.
 func Rollback(ctx context.Context, hub client.Client, o RollbackOptions) (RollbackResult, error) {
-	app, versions, err := Versions(ctx, hub, o.Namespace, o.Name)
+	app, versions, err := readmodel.Versions(ctx, hub, o.Namespace, o.Name)
 	if err != nil {
 		return RollbackResult{}, err
 	}
 	from := app.Annotations[v1beta1.AnnotationPublishVersion]
-	var target *AppVersion
+	var target *readmodel.AppVersion
 	var available []string
 	for i, v := range versions {
 		if v.PublishVersion == "" {

@@ -21,8 +21,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/controller"
+	"github.com/steward-oam/steward/internal/controller/manager"
 	"github.com/steward-oam/steward/internal/localcp"
+	"github.com/steward-oam/steward/internal/readmodel"
 	"github.com/steward-oam/steward/internal/testcp"
 	"github.com/steward-oam/steward/internal/watch"
 )
@@ -104,7 +105,7 @@ func deliver(t *testing.T) *delivered {
 		t.Fatal(err)
 	}
 
-	opts := controller.NewOptions()
+	opts := manager.NewOptions()
 	opts.MetricsAddr, opts.HealthAddr = "0", "0"
 	opts.ReSyncPeriod, opts.MinReconcileInterval, opts.ReSyncJitter = 2*time.Second, time.Second, 0
 	// Timer mode: the spoke is stopped below to make it unreachable, and a
@@ -112,7 +113,7 @@ func deliver(t *testing.T) *delivered {
 	// than envtest waits (20 s). What the read commands show does not
 	// depend on the mode.
 	opts.DriftDetection = watch.ModeTimer
-	mgr, err := controller.NewManager(d.hubConfig, opts)
+	mgr, err := manager.NewManager(d.hubConfig, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,8 +196,8 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() er
 }
 
 // states maps "cluster Kind name" to the state the tree reports.
-func states(tree *AppTree) map[string]TrackedObject {
-	out := map[string]TrackedObject{}
+func states(tree *readmodel.AppTree) map[string]readmodel.TrackedObject {
+	out := map[string]readmodel.TrackedObject{}
 	for _, c := range tree.Clusters {
 		for _, o := range c.Objects {
 			out[c.Cluster+" "+o.Kind+" "+o.Name] = o
@@ -211,13 +212,13 @@ func TestReadCommands_ShowWhatTheControllerDelivered(t *testing.T) {
 
 	t.Run("ls", func(t *testing.T) { testLs(t, d) })
 
-	tree := func(t *testing.T) *AppTree {
+	tree := func(t *testing.T) *readmodel.AppTree {
 		t.Helper()
 		var out bytes.Buffer
 		if err := Tree(ctx, d.hubConfig, d.hub, TreeOptions{Namespace: "default", Name: "shop", Output: "json", Out: &out}); err != nil {
 			t.Fatal(err)
 		}
-		var got AppTree
+		var got readmodel.AppTree
 		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 			t.Fatalf("tree -o json: %v\n%s", err, out.String())
 		}
@@ -241,7 +242,7 @@ func TestReadCommands_ShowWhatTheControllerDelivered(t *testing.T) {
 		s := states(got)
 		for _, c := range []string{"local", "spoke"} {
 			for _, obj := range []string{"Deployment frontend", "ConfigMap shop-config"} {
-				if o := s[c+" "+obj]; o.State != StatePresent {
+				if o := s[c+" "+obj]; o.State != readmodel.StatePresent {
 					t.Errorf("%s %s: %+v, want present", c, obj, o)
 				}
 			}
@@ -270,14 +271,14 @@ func TestReadCommands_ShowWhatTheControllerDelivered(t *testing.T) {
 
 	t.Run("tree shows missing and drifted objects", func(t *testing.T) {
 		s := states(tree(t))
-		if o := s["spoke Deployment frontend"]; o.State != StateMissing {
+		if o := s["spoke Deployment frontend"]; o.State != readmodel.StateMissing {
 			t.Errorf("spoke Deployment: %+v, want missing", o)
 		}
-		if o := s["local ConfigMap shop-config"]; o.State != StateDrifted || strings.Join(o.Fields, ",") != "data.greeting" {
+		if o := s["local ConfigMap shop-config"]; o.State != readmodel.StateDrifted || strings.Join(o.Fields, ",") != "data.greeting" {
 			t.Errorf("hub ConfigMap: %+v, want drifted in data.greeting", o)
 		}
 		for _, k := range []string{"local Deployment frontend", "spoke ConfigMap shop-config"} {
-			if s[k].State != StatePresent {
+			if s[k].State != readmodel.StatePresent {
 				t.Errorf("%s: %+v, want present", k, s[k])
 			}
 		}
@@ -332,12 +333,12 @@ func TestReadCommands_ShowWhatTheControllerDelivered(t *testing.T) {
 			t.Errorf("spoke error not reported: %+v", got.Clusters[1])
 		}
 		for _, o := range got.Clusters[1].Objects {
-			if o.State != StateUnknown {
+			if o.State != readmodel.StateUnknown {
 				t.Errorf("spoke %s %s: %s, want unknown", o.Kind, o.Name, o.State)
 			}
 		}
 		for _, o := range got.Clusters[0].Objects {
-			if o.State == StateUnknown {
+			if o.State == readmodel.StateUnknown {
 				t.Errorf("local %s %s unknown: %s", o.Kind, o.Name, o.Message)
 			}
 		}
@@ -350,7 +351,7 @@ func testStatus(t *testing.T, d *delivered) {
 	if err := Status(ctx, d.hubConfig, d.hub, StatusOptions{Namespace: "default", Name: "shop", Output: "json", Out: &out}); err != nil {
 		t.Fatal(err)
 	}
-	var st AppStatus
+	var st readmodel.AppStatus
 	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
 		t.Fatalf("status -o json: %v\n%s", err, out.String())
 	}
@@ -367,18 +368,18 @@ func testStatus(t *testing.T, d *delivered) {
 	if front[0].Healthy || front[0].Message != "Ready:0/1" || front[0].Objects != 1 {
 		t.Errorf("frontend on local = %+v, want unhealthy (no pods run in envtest), Ready:0/1, 1 object (expose waits for health)", front[0])
 	}
-	versions := map[string]TrackerSummary{}
+	versions := map[string]readmodel.TrackerSummary{}
 	for _, rt := range st.Trackers {
 		versions[string(rt.Type)+" "+rt.Version] = rt
 	}
 	if !versions["versioned 2.0"].Current || versions["versioned 1.0"].Current || versions["versioned 1.0"].Entries == 0 {
 		t.Errorf("trackers = %+v, want 2.0 current and 1.0 kept as history", st.Trackers)
 	}
-	drift := map[string]ObjectState{}
+	drift := map[string]readmodel.ObjectState{}
 	for _, o := range st.Drift {
 		drift[o.Cluster+" "+o.Kind] = o.State
 	}
-	if len(drift) != 2 || drift["spoke Deployment"] != StateMissing || drift["local ConfigMap"] != StateDrifted {
+	if len(drift) != 2 || drift["spoke Deployment"] != readmodel.StateMissing || drift["local ConfigMap"] != readmodel.StateDrifted {
 		t.Errorf("drift = %+v, want the spoke Deployment missing and the hub ConfigMap drifted", st.Drift)
 	}
 	reasons := map[string]bool{}

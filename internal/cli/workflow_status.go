@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -14,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/tracker"
+	"github.com/steward-oam/steward/internal/readmodel"
 )
 
 // WorkflowStatus prints an Application's workflow run: each step (and
@@ -52,7 +51,7 @@ func WorkflowStatus(ctx context.Context, hub client.Reader, namespace, name stri
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	outputs, err := workflowOutputs(ctx, hub, app)
+	outputs, err := readmodel.WorkflowOutputs(ctx, hub, app)
 	if err != nil {
 		return err
 	}
@@ -64,34 +63,6 @@ func WorkflowStatus(ctx context.Context, hub client.Reader, namespace, name stri
 		fmt.Fprintf(out, "  %s: %s\n", k, outputs[k])
 	}
 	return nil
-}
-
-// workflowOutputs reads the values the current run's steps exported
-// from the version tracker of its revision.
-func workflowOutputs(ctx context.Context, hub client.Reader, app *v1beta1.Application) (map[string]json.RawMessage, error) {
-	var list v1beta1.ResourceTrackerList
-	if err := hub.List(ctx, &list, client.InNamespace(""), client.MatchingLabels{
-		v1beta1.LabelAppName:      app.Name,
-		v1beta1.LabelAppNamespace: app.Namespace,
-		v1beta1.LabelTrackerType:  string(v1beta1.ResourceTrackerTypeVersioned),
-	}); err != nil {
-		return nil, fmt.Errorf("listing resource trackers of %s/%s: %w", app.Namespace, app.Name, err)
-	}
-	for _, rt := range list.Items {
-		raw := rt.Annotations[tracker.AnnotationWorkflowOutputs]
-		if raw == "" || rt.Labels[v1beta1.LabelAppUID] != string(app.UID) {
-			continue
-		}
-		var recorded struct {
-			Run    string                     `json:"run"`
-			Values map[string]json.RawMessage `json:"values"`
-		}
-		if json.Unmarshal([]byte(raw), &recorded) != nil || !strings.HasPrefix(recorded.Run, app.Status.Workflow.AppRevision+"@") {
-			continue
-		}
-		return recorded.Values, nil
-	}
-	return nil, nil
 }
 
 // oneLine keeps a message on one line of the table.

@@ -33,4 +33,16 @@
 // Secrets). Manager.Start probes every cluster's /readyz every 30s into
 // steward_cluster_connected{cluster} and forgets detached clusters,
 // deleting their series.
+//
+// Files:
+//
+//	clients.go         Clients, and NewManagedClient: reads of some kinds from a cache, the rest direct
+//	cluster.go         Cluster, CredentialType, ErrNotRegistered, the reserved label prefix
+//	health.go          KnownDown: a cluster that failed its probe within KnownDownFor is skipped
+//	identity.go        Identity and Manager.As: clients that impersonate an Application's ServiceAccount
+//	manager.go         Manager and ManagerOptions: GetClient and Connection per cluster, rebuilt when credentials change
+//	probe.go           Probe, ProbeAll and the periodic probe; ProbeConfig and IsUnreachable
+//	registry.go        Registry: the cluster Secrets on the hub, listed and read
+//	registry_cache.go  ListCache: the registry's list kept for ListTTL
+//	secret.go          Credentials and the cluster Secret in KubeVela's format: read, validated, written
 package cluster

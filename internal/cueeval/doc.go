@@ -48,4 +48,19 @@
 //     on fields; internal/render applies them in Go.
 //   - A panic of the CUE evaluator is returned as an *Error, never
 //     propagated.
+//
+// Files:
+//
+//	actions.go    provider actions of component templates (vela/helm #Render): ChartAction, ChartInfo
+//	compile.go    Local, the in-process Evaluator, and its cache of compiled sources
+//	errors.go     Error (the source is at fault), BudgetError and Limit (a bound was hit), ErrUnavailable
+//	evaluator.go  the Evaluator interface, Source, Request and Response: what goes in and out of an evaluation
+//	expr.go       workflow expressions (if, inputs) evaluated to booleans or JSON
+//	local.go      Local.Evaluate: one Request run in this process
+//	patch.go      Patch and PatchNode: a trait's patch as plain data with its +patchKey/+patchStrategy directives
+//	stdlib.go     KubeVela's CUE packages (vela/op, vela/kube, vela/http, ...) from stdlib/*.cue, embedded
+//	status.go     spec.status evaluated: details, healthPolicy's isHealth, customStatus's message
+//	step.go       WorkflowStepDefinition templates evaluated in rounds: StepInput, Action, ActionResult, StepRound
+//	template.go   templates filled with context and parameter and exported: output, outputs, patches
+//	upgrade.go    upgradeSyntax: what KubeVela's older CUE accepted, rewritten as KubeVela itself does
 package cueeval

@@ -7,6 +7,11 @@
 // events, pushed when the Application informer, or a watch of the
 // Application's objects, sees a change.
 //
+// Usage:
+//
+//	err := dashboard.Run(ctx, cfg, hub, dashboard.RunOptions{Address: "127.0.0.1:8090", Namespace: ns}) // steward dashboard
+//	err = dashboard.AddToManager(mgr, cfg, addr, allowRemote, clusterSecretNamespace)                // --dashboard-addr
+//
 // The server only reads: every route is GET or HEAD, anything else is 405,
 // unknown paths are 404. It sends a strict Content-Security-Policy and
 // answers only requests addressed to the host it was started on, so a
@@ -15,4 +20,14 @@
 // `steward dashboard` runs it with the user's kubeconfig (RBAC decides what
 // they see); the controller can serve it with its own identity
 // (--dashboard-addr).
+//
+// Files:
+//
+//	list.go       the list page: one row per Application, sorted, filtered and paged
+//	live.go       live updates: a broker of page subscriptions and the server-sent-events stream
+//	objects.go    objectWatch: metadata-only watches of an open page's objects, per cluster and kind
+//	pages.go      the Application and cluster pages, from readmodel.Inspect and readmodel.Clusters
+//	run.go        Run (steward dashboard) and AddToManager (--dashboard-addr): the cache and clients it reads with
+//	server.go     Server and Options: routes (GET and HEAD only), host check, Content-Security-Policy
+//	templates.go  the html/template functions the embedded pages (assets/) use
 package dashboard

@@ -13,8 +13,8 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/cli"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/readmodel"
 )
 
 // objectWatch watches the objects of one Application while its page is
@@ -40,7 +40,7 @@ func newObjectWatch(m *cluster.Manager, namespace, name string, changed chan str
 }
 
 // ensure starts the watches the tree's objects need that are not running.
-func (o *objectWatch) ensure(ctx context.Context, tree *cli.AppTree) {
+func (o *objectWatch) ensure(ctx context.Context, tree *readmodel.AppTree) {
 	if tree == nil {
 		return
 	}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/steward-oam/steward/internal/cli"
+	"github.com/steward-oam/steward/internal/readmodel"
 )
 
 // page is the layout's data: the title, the active navigation entry, the
@@ -46,13 +46,13 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, err erro
 }
 
 // detail reads what an Application's page shows.
-func (s *Server) detail(r *http.Request, namespace, name string) (*cli.AppDetail, error) {
-	return cli.Inspect(r.Context(), s.opts.Hub, s.opts.Clusters, namespace, name, s.opts.Events)
+func (s *Server) detail(r *http.Request, namespace, name string) (*readmodel.AppDetail, error) {
+	return readmodel.Inspect(r.Context(), s.opts.Hub, s.opts.Clusters, namespace, name, s.opts.Events)
 }
 
 // appView is an Application's page.
 type appView struct {
-	*cli.AppDetail
+	*readmodel.AppDetail
 	Now time.Time
 }
 
@@ -67,7 +67,7 @@ func (s *Server) app(w http.ResponseWriter, r *http.Request) {
 	d, err := s.detail(r, ns, name)
 	if err != nil {
 		code := http.StatusBadGateway
-		if cli.IsAppNotFound(err) {
+		if readmodel.IsAppNotFound(err) {
 			code = http.StatusNotFound
 		}
 		s.fail(w, r, code, err)
@@ -81,7 +81,7 @@ func (s *Server) app(w http.ResponseWriter, r *http.Request) {
 // it answers now.
 func (s *Server) clusters(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	rows, err := cli.Clusters(r.Context(), s.opts.Clusters)
+	rows, err := readmodel.Clusters(r.Context(), s.opts.Clusters)
 	if err != nil {
 		s.fail(w, r, http.StatusBadGateway, err)
 		return

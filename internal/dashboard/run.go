@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/cli"
+	"github.com/steward-oam/steward/internal/readmodel"
 )
 
 // RunOptions are the inputs of `steward dashboard`.
@@ -60,7 +60,7 @@ func Run(ctx context.Context, cfg *rest.Config, hub client.Client, o RunOptions)
 	if err != nil {
 		return err
 	}
-	clusters, err := cli.NewClusterManager(cfg, hub, o.ClusterNamespace)
+	clusters, err := readmodel.NewClusterManager(cfg, hub, o.ClusterNamespace)
 	if err != nil {
 		return err
 	}
@@ -170,7 +170,7 @@ func AddToManager(mgr manager.Manager, cfg *rest.Config, addr string, allowRemot
 	if err != nil {
 		return fmt.Errorf("creating the dashboard's client: %w", err)
 	}
-	clusters, err := cli.NewClusterManager(cfg, hub, clusterSecretNamespace)
+	clusters, err := readmodel.NewClusterManager(cfg, hub, clusterSecretNamespace)
 	if err != nil {
 		return err
 	}

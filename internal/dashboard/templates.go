@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/cli"
+	"github.com/steward-oam/steward/internal/readmodel"
 )
 
 // parseTemplates parses the embedded pages. html/template escapes every
@@ -85,12 +85,12 @@ func ariaSort(q listQuery, key string) string {
 }
 
 // objectID is the anchor of a tracked object on its Application's page.
-func objectID(o cli.TrackedObject) string {
+func objectID(o readmodel.TrackedObject) string {
 	return "object-" + o.Cluster + "-" + o.Kind + "-" + o.Namespace + "-" + o.Name
 }
 
 // source names where an object comes from: its component, and trait.
-func source(o cli.TrackedObject) string {
+func source(o readmodel.TrackedObject) string {
 	if o.Trait != "" {
 		return o.Component + " / " + o.Trait
 	}

@@ -9,4 +9,9 @@
 //
 // A type with no definition is left out of the result; render reports it
 // with a clear error.
+//
+// Files:
+//
+//	resolve.go   Resolver, Resolve and ResolveSteps: the Application's namespace, then the system one; Fingerprint
+//	revision.go  definition revisions: Pin (type@v2), CheckPin, SpecHash, NamedRevision
 package definition

@@ -20,4 +20,9 @@
 // *DefinitionsError (definitions could not be read), *ScopeError (a kind's
 // scope could not be learnt); anything else is a render error the user
 // must fix in the Application.
+//
+// Files:
+//
+//	delivery.go  Object, Input and Objects: every placement of the deploy steps rendered, scoped and labelled
+//	renderer.go  NewRenderer: a Renderer over a sandbox.Pool with the budget; Placeable
 package delivery

@@ -19,4 +19,8 @@
 //
 // Event reasons are constants of api/v1beta1 (EventApplied, ...) or
 // condition reasons.
+//
+// Files:
+//
+//	recorder.go  Recorder: events.k8s.io/v1 Events folded into series, from a bounded memory and queue
 package events

@@ -41,4 +41,13 @@ Licensed under the Apache License, Version 2.0.
 // Stop terminates the components in the reverse order of their start. A
 // process killed with SIGKILL cannot run Stop, and its components then
 // outlive it.
+//
+// Files:
+//
+//	components.go   the components' command lines (etcd, kube-apiserver, kwok, ...) and their keys; kwok-stages.yaml
+//	crds.go         installCRDs: config/crd applied and waited for until established
+//	definitions.go  ApplyDefinitions: config/definitions server-side applied into a namespace
+//	localcp.go      Start, Options and ControlPlane: the components started in order, the kubeconfig, Stop
+//	node.go         the simulated node kwok plays, applied and waited for until schedulable
+//	process.go      one component process, its log and health check; FreeLoopbackAddr
 package localcp

@@ -25,4 +25,10 @@
 //   - Cardinality is bounded: per-application series (tracked resources,
 //     tracker sizes) carry namespace and app and are deleted by DeleteApp;
 //     kind labels carry the object kind only, never a name.
+//
+// Files:
+//
+//	apps.go       per-Application gauges (tracked resources, tracker sizes), deleted with their Application
+//	metrics.go    Metrics and New: every steward_ metric, and the stages a reconcile is timed by
+//	transport.go  InstrumentTransport: API requests counted by verb, resource and code
 package metrics

@@ -37,4 +37,11 @@
 // Implementation notes: the package is pure (no client, no I/O), so every
 // rule is table-tested. The hub is returned as the empty cluster name, the
 // spelling tracker entries already use, so existing entries keep their keys.
+//
+// Files:
+//
+//	inputs.go     WithInputs: the values earlier workflow steps exported, given to the deploy steps that read them
+//	override.go   override policies: ApplyOverrides shapes the components of a placement
+//	placement.go  Placement, Step and Resolve: the workflow and its policies turned into deploy steps
+//	topology.go   topology policies: clusters by name or label selector, and their namespace
 package placement

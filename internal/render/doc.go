@@ -32,7 +32,8 @@
 //   - A definition part (template or status field) goes to the evaluator
 //     as a cueeval.Source keyed by kind, namespace, name and part, with a
 //     version of UID, resourceVersion and template hash: the evaluator
-//     compiles each version once and keeps it (compile.go).
+//     compiles each version once and keeps it (renderer.go: source; the
+//     evaluator's cache is cueeval's compile.go).
 //   - Evaluation (evaluate.go) sends `context` and `parameter` as JSON and
 //     gets back `output`, `outputs`, `patch` and `patchOutputs` as JSON
 //     and a patch tree: plain data, nothing of CUE.
@@ -59,4 +60,20 @@
 //     conventions for kinds whose definition says nothing.
 //   - WithCacheObserver reports compile-cache hits and misses, which the
 //     controller exports as metrics.
+//
+// Files:
+//
+//	context.go     the context.* map templates see, built from AppContext and ClusterVersion
+//	definition.go  a definition's template (schematic.cue, else the legacy extension)
+//	errors.go      Error, with the reason, component, trait and path that say what to fix; LimitError
+//	evaluate.go    one template evaluation: context and parameter in, output, outputs and patches out
+//	health.go      ComponentHealth and TraitHealth from spec.status, and KstatusHealth
+//	jsonpatch.go   the jsonPatch and jsonMergePatch trait directives
+//	objects.go     default names and namespaces, and the bookkeeping labels every object carries
+//	patch.go       trait patches applied in Go: KubeVela's strategic unification and its directives
+//	render.go      Render: an Application and its definitions to objects, component by component
+//	renderer.go    Renderer, Limits and Options: the evaluator, its cache keys, CheckTemplate and CheckStatus
+//	status.go      the status input (the live objects, parameter) and its evaluation for health.go
+//	step.go        StepSource and EvaluateStep: workflow step templates through the Renderer's evaluator
+//	types.go       Definitions, AppContext, ClusterVersion, ActionsError; Result, Component, Auxiliary
 package render

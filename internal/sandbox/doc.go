@@ -57,4 +57,16 @@
 //   - Evaluators die with the controller (Pdeathsig, and EOF on stdin), sit
 //     in their own process group (a terminal's ^C reaches the controller,
 //     which stops them), and are started when first needed.
+//
+// Files:
+//
+//	budget.go         Budget: the evaluation budget and its flags (--cue-*), turned into pool Options
+//	cpu.go            Pool.CPUTime: CPU the evaluator processes used, for metrics and benchmarks
+//	failures.go       failures: requests that hit a limit, answered again with their error until a back-off ends
+//	pool.go           Pool, Options, Observer: the evaluator processes, queueing and the per-request deadline
+//	process.go        worker: one evaluator process, its pipes, its kill on a deadline or memory bound
+//	process_linux.go  sysProcAttr on Linux: own process group, killed when the controller dies (Pdeathsig)
+//	process_other.go  sysProcAttr elsewhere: own process group only
+//	wire.go           frames: a length-prefixed JSON Request or Response, refused when oversized
+//	worker.go         the evaluator side: a process started as a worker serves requests from stdin
 package sandbox

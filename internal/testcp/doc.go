@@ -19,4 +19,8 @@
 // both of KubeVela's credential types can be exercised against real API
 // servers. The package is a test helper: it imports testing and belongs in
 // tests only.
+//
+// Files:
+//
+//	testcp.go  Options, Plane, StartT and Start: control planes with kubeconfigs for hub and spokes
 package testcp

@@ -16,4 +16,8 @@
 // A binary built without them (go install, go run, a test) still reports
 // something useful, because `go build` embeds the VCS state of the work
 // tree it builds from.
+//
+// Files:
+//
+//	version.go  Info and Get: the stamped version and commit, else the Go build info
 package version

@@ -41,4 +41,11 @@
 // BenchmarkMemory_AppliedState measure the two alone (about 180 and 185
 // bytes per object); docs/benchmarks.md gives what watch mode adds over
 // timer mode in the bench's managed scenario.
+//
+// Files:
+//
+//	informers.go  the informers per (cluster, kind): started, stopped and rebuilt by one supervisor
+//	store.go      the store an informer feeds: name and resourceVersion per object, and the judgement of each change
+//	version.go    resourceVersions kept as numbers when they are; ResourceVersionKey
+//	watch.go      Watcher and Options: Use, Unchanged, Begin, Source; what Steward last wrote or read per object
 package watch

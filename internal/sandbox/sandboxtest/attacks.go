@@ -1,6 +1,3 @@
-// Package sandboxtest holds CUE templates no evaluation budget can
-// afford, for the tests of the sandbox, the controller and the chaos
-// suite: what a tenant may write to take a controller down (issue 27).
 package sandboxtest
 
 import (
