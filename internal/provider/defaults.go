@@ -1,9 +1,10 @@
 package provider
 
-// Defaults returns every action this package carries out: `vela/http`,
-// `vela/email`, `vela/config` and `vela/util`; http and email dial through
-// opts.Egress. The controller adds `vela/kube` (and the other actions that
-// record what they apply).
+// Defaults returns the actions that need nothing of the step's
+// Application beyond its Env: `vela/http`, `vela/email`, `vela/config`
+// and `vela/util`; http and email dial through opts.Egress. The
+// controller adds `vela/kube`'s for each step (Kube), since they record
+// what they apply in the Application's tracker.
 func Defaults(opts HTTPOptions) Registry {
 	return HTTP(opts).With(Email(opts.Egress), Config(), Util())
 }

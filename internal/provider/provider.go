@@ -1,9 +1,3 @@
-// Package provider carries out the provider actions of KubeVela workflow
-// step definitions (`vela/http`, `vela/email`, `vela/config`, `vela/util`,
-// and `vela/kube`, whose actions the controller supplies because they
-// record what they apply): a step template asks for an action by its
-// provider and #do name, with its $params as JSON, and gets its $returns
-// back as JSON.
 package provider
 
 import (

@@ -17,20 +17,6 @@ type resultBudget struct {
 	used  int64
 }
 
-// ResultBudget is the bound on what one action returns, for actions
-// outside this package (vela/kube's): Add counts each part as JSON and
-// refuses with a *TooLargeError past env's bound.
-type ResultBudget struct{ b resultBudget }
-
-// NewResultBudget starts counting what names the result ("the
-// ConfigMaps of team-a").
-func NewResultBudget(env *Env, what string) *ResultBudget {
-	return &ResultBudget{b: resultBudget{what: what, limit: env.maxResult()}}
-}
-
-// Add counts v, as encoded JSON.
-func (b *ResultBudget) Add(v any) error { return b.b.add(v) }
-
 // add counts v, as encoded JSON.
 func (b *resultBudget) add(v any) error {
 	raw, err := json.Marshal(v)
@@ -57,13 +43,9 @@ const (
 	listPageMax   = 512
 )
 
-// ListPages lists page by page, handing each page to each; it stops at
+// listPages lists page by page, handing each page to each; it stops at
 // the first error each returns. Pages start small and grow while the
 // list goes on, so a namespace of large objects is never read whole.
-func ListPages(ctx context.Context, c client.Reader, newList func() client.ObjectList, each func(client.ObjectList) error, opts ...client.ListOption) error {
-	return listPages(ctx, c, newList, each, opts...)
-}
-
 func listPages(ctx context.Context, c client.Reader, newList func() client.ObjectList, each func(client.ObjectList) error, opts ...client.ListOption) error {
 	limit := int64(listPageStart)
 	cont := ""

@@ -9,7 +9,7 @@ import (
 )
 
 // judge says which steps are done: those named, the others wait.
-func judge(done ...string) func(string) (bool, string) {
+func judge(done ...string) JudgeFunc {
 	return func(name string) (bool, string) {
 		if slices.Contains(done, name) {
 			return true, ""
@@ -161,7 +161,7 @@ func TestAdvance_DependsOnAppWaitsForTheJudge(t *testing.T) {
 	if len(r.Dispatching()) != 0 || r.Reached["api"] {
 		t.Fatalf("depends-on-app dispatches nothing: %v %v", r.Dispatching(), r.Reached)
 	}
-	r.Finish(func(string) (bool, string) { return false, "waiting for Application default/db" }, now)
+	r.Finish(JudgeFunc(func(string) (bool, string) { return false, "waiting for Application default/db" }), now)
 	if !r.Waiting() || r.Status.Steps[0].Message != "waiting for Application default/db" {
 		t.Fatalf("waiting: %+v", r.Status.Steps[0])
 	}

@@ -14,8 +14,22 @@ import (
 	"github.com/steward-oam/steward/internal/cueeval"
 )
 
-// Run is one pass over a gated workflow.
+// Run is one pass of the workflow of the version an Application keeps,
+// and its Status is status.workflow after the pass: the controller
+// writes nothing else there (Report). A run is one of three kinds, each
+// made by its own constructor and completed by Finish:
+//
+//   - a gated run (Advance, AdvanceWith): a workflow with more than
+//     deploy steps to run in one pass, run step by step;
+//   - a one-pass run (OnePassRun): a version delivered in one pass,
+//     reporting the steps KubeVela would show for it;
+//   - a refused run (RefusedRun): a workflow Steward refused before
+//     anything of it was applied, failed at the step at fault.
+//
+// Only a gated run decides what a pass applies (Gated); the others
+// report.
 type Run struct {
+	kind runKind
 	flow Flow
 	// Status is the run's status after this pass; Finish completes it.
 	Status *v1beta1.WorkflowStatus
@@ -64,6 +78,8 @@ type Run struct {
 	// themselves.
 	verdicts      map[string]Verdict
 	resumedCustom map[string]bool
+	// onePass is what a one-pass run that has not finished reports from.
+	onePass *onePassRun
 }
 
 // Advance starts the pass of revision: from the status of the run so far
@@ -408,50 +424,23 @@ func (r *Run) runStep(s *Step, ss *v1beta1.StepStatus) {
 	r.running = append(r.running, s.Name)
 }
 
-// Dispatching names the delivering steps this pass runs for the first
-// time or again until they succeed, in the order reached: their objects
-// are applied as a dispatch.
-func (r *Run) Dispatching() []string {
-	if r == nil {
-		return nil
-	}
-	var out []string
-	for _, name := range r.running {
-		if r.delivers[name] {
-			out = append(out, name)
+// Finish records the outcome of the pass, once its objects were applied
+// and their health evaluated. In a gated run, for each step it ran:
+// judge.Done says whether the step is done (every object applied and
+// every component it delivers healthy, or the Application it waits for
+// running) and, when not, what it waits for. In a one-pass run, every
+// step takes its phase from judge.Delivery. A refused run has nothing
+// to judge.
+func (r *Run) Finish(judge Judge, now time.Time) {
+	switch r.kind {
+	case kindOnePass:
+		if r.onePass != nil {
+			r.judgeOnePass(judge.Delivery(), now)
 		}
+		return
+	case kindRefused:
+		return
 	}
-	return out
-}
-
-// Waiting reports whether a step the pass ran is still waiting (for its
-// components' health, or for another Application).
-func (r *Run) Waiting() bool {
-	return r != nil && r.waited
-}
-
-// Dispatches reports whether the pass runs a delivering step.
-func (r *Run) Dispatches(step string) bool {
-	return r != nil && step != "" && r.delivers[step] && slices.Contains(r.running, step)
-}
-
-// Step returns the recorded step of a name.
-func (r *Run) Step(name string) (Step, bool) {
-	var out Step
-	found := false
-	r.flow.each(func(s, _ *Step) {
-		if s.Name == name {
-			out, found = *s, true
-		}
-	})
-	return out, found
-}
-
-// Finish records the outcome of the pass for each step it ran: judge
-// says whether the step is done (every object applied and every component
-// it delivers healthy, or the Application it waits for running) and, when
-// not, what it waits for.
-func (r *Run) Finish(judge func(step string) (done bool, message string), now time.Time) {
 	if len(r.running) == 0 {
 		return
 	}
@@ -466,7 +455,7 @@ func (r *Run) Finish(judge func(step string) (done bool, message string), now ti
 			}
 			continue
 		}
-		done, msg := judge(name)
+		done, msg := judge.Done(name)
 		if !done {
 			ss.Message = msg
 			r.waited = true
@@ -506,11 +495,6 @@ func (r *Run) wouldStart() bool {
 	// A step whose value just arrived starts once the next pass has
 	// rendered its objects with it.
 	return started || next.Status.Finished || next.renderWanted
-}
-
-// Succeeded reports whether the run finished without a failed step.
-func (r *Run) Succeeded() bool {
-	return r != nil && r.Status.Finished && r.Status.Phase == v1beta1.WorkflowPhaseSucceeded
 }
 
 // end finishes the run: succeeded, or, when a step failed, failed and

@@ -32,7 +32,7 @@ func gate(duration string) Flow {
 }
 
 // all judges every step the same.
-func all(done bool, msg string) func(string) (bool, string) {
+func all(done bool, msg string) JudgeFunc {
 	return func(string) (bool, string) { return done, msg }
 }
 
