@@ -87,27 +87,6 @@ func Unseen(entries []v1beta1.ManagedResource, rts ...*v1beta1.ResourceTracker) 
 	return out
 }
 
-// Newest returns one entry per object of the trackers, in order: the
-// first tracker that names an object decides its entry, so trackers go
-// newest first.
-func Newest(rts ...*v1beta1.ResourceTracker) ([]v1beta1.ManagedResource, error) {
-	seen := Set{}
-	var out []v1beta1.ManagedResource
-	for _, rt := range rts {
-		entries, err := tracker.Entries(rt)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			if k := tracker.KeyOf(e); !seen[k] {
-				seen[k] = true
-				out = append(out, e)
-			}
-		}
-	}
-	return out, nil
-}
-
 // WithoutMarked returns entries without those marked deleted whose objects
 // are in drop: only a confirmed deletion, or a mark another entry
 // overrides, drops an entry.
@@ -121,13 +100,25 @@ func WithoutMarked(entries []v1beta1.ManagedResource, drop Set) []v1beta1.Manage
 	return out
 }
 
-// AppliedOf returns the entries Steward applies of the given trackers.
+// AppliedOf returns the entries Steward applies of the given trackers, one
+// per object: the first tracker's that applies it. The live version and
+// the root tracker both record an object a rule keeps for the
+// Application's lifetime; given in that order, the live version's
+// manifest is the one (Kept).
 func AppliedOf(rts ...*v1beta1.ResourceTracker) ([]v1beta1.ManagedResource, error) {
 	entries, err := Of(rts...)
 	if err != nil {
 		return nil, err
 	}
-	return Applied(entries), nil
+	seen := Set{}
+	var out []v1beta1.ManagedResource
+	for _, e := range Applied(entries) {
+		if k := tracker.KeyOf(e); !seen[k] {
+			seen[k] = true
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // Remove returns entries without the given keys.
@@ -149,6 +140,36 @@ func MarkDeleted(entries []v1beta1.ManagedResource, keys Set) []v1beta1.ManagedR
 			e.Deleted = true
 		}
 		out[i] = e
+	}
+	return out
+}
+
+// WithRoot returns the entries a version records: its own (versioned),
+// and those of the objects it renders that the root tracker keeps for the
+// Application's lifetime (root), with their manifests, so that a rollback
+// to the version applies what it rendered of them. An entry of root
+// replaces one of versioned for the same object; the others follow in
+// order.
+func WithRoot(versioned, root []v1beta1.ManagedResource) []v1beta1.ManagedResource {
+	if len(root) == 0 {
+		return versioned
+	}
+	byKey := tracker.IndexOf(root)
+	out := make([]v1beta1.ManagedResource, 0, len(versioned)+len(root))
+	placed := Set{}
+	for _, e := range versioned {
+		k := tracker.KeyOf(e)
+		if r, ok := byKey[k]; ok {
+			e = r
+			placed[k] = true
+		}
+		out = append(out, e)
+	}
+	for _, e := range root {
+		if k := tracker.KeyOf(e); !placed[k] {
+			placed[k] = true
+			out = append(out, e)
+		}
 	}
 	return out
 }

@@ -11,4 +11,9 @@
 // Implementation notes: the properties and selectors are KubeVela's, so an
 // Application written for KubeVela keeps its meaning. The package is pure:
 // it reads the Application's spec only.
+//
+// Files:
+//
+//	policy.go       Parse, Rules, Resource and Selector: garbage-collect, apply-once, read-only, take-over, shared-resource
+//	unsupported.go  Unsupported: policy types Steward does not implement, refused with a message
 package policy

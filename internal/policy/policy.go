@@ -200,6 +200,29 @@ func (p *Rules) GCStrategy(r Resource) GCStrategy {
 	return OnAppUpdate
 }
 
+// ComponentTypes returns the component types the garbage-collect and
+// read-only rules select by, each once, in rule order. They are the types
+// that could decide for an object whose component is no longer in the
+// spec, and so has no known type: the delete decision
+// (internal/inventory) tries each before it lets such an object go.
+func (p *Rules) ComponentTypes() []string {
+	var out []string
+	add := func(s Selector) {
+		for _, t := range s.ComponentTypes {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	for _, rule := range p.GC.Rules {
+		add(rule.Selector)
+	}
+	for _, s := range p.readOnly {
+		add(s)
+	}
+	return out
+}
+
 // ReadOnly reports whether r is read-only: never written, and an error
 // when it does not exist.
 func (p *Rules) ReadOnly(r Resource) bool { return anyMatches(p.readOnly, r) }

@@ -66,6 +66,25 @@ func TestGCStrategy_FirstMatchingRuleWins(t *testing.T) {
 	}
 }
 
+func TestComponentTypes_NamesTheTypesGCAndReadOnlyRulesSelectBy(t *testing.T) {
+	rules, err := Parse(appWith(
+		pol("gc", TypeGarbageCollect, `{"rules": [
+			{"selector": {"componentTypes": ["k8s-objects"]}, "strategy": "never"},
+			{"selector": {"componentNames": ["web"]}, "strategy": "onAppDelete"},
+			{"selector": {"componentTypes": ["webservice", "k8s-objects"]}}]}`),
+		pol("ro", TypeReadOnly, `{"rules": [{"selector": {"componentTypes": ["raw"]}}]}`),
+		pol("adopt", TypeTakeOver, `{"rules": [{"selector": {"componentTypes": ["task"]}}]}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rules.ComponentTypes(), []string{"k8s-objects", "webservice", "raw"}; !slices.Equal(got, want) {
+		t.Errorf("ComponentTypes() = %v, want %v (take-over decides nothing about deletion)", got, want)
+	}
+	if got := (&Rules{}).ComponentTypes(); got != nil {
+		t.Errorf("no rules: %v", got)
+	}
+}
+
 func TestParse_RejectsBadPropertiesNamingThePolicy(t *testing.T) {
 	_, err := Parse(appWith(pol("my-gc", TypeGarbageCollect, `{"rules": [{"selector": {}, "strategy": "sometimes"}]}`)))
 	if err == nil || !strings.Contains(err.Error(), `"my-gc"`) || !strings.Contains(err.Error(), "sometimes") {

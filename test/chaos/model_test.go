@@ -158,11 +158,11 @@ func (w *world) fresh() int {
 //     unless a read-only or apply-once rule lets the live content differ;
 //   - an object no longer rendered is kept while a current garbage-collect
 //     never/onAppDelete or read-only rule selects its component, and is
-//     deleted otherwise ("deletion follows the newest policy"); one that
-//     was kept and whose rule was then removed is undetermined;
+//     deleted otherwise ("deletion follows the newest policy"), also one
+//     that was kept and whose rule was then removed ("the object goes as
+//     soon as no live version renders it", docs/concepts.md);
 //   - when the Application is deleted, gc never and read-only objects stay
-//     (untracked), undetermined ones stay undetermined, everything else
-//     goes.
+//     (untracked), everything else goes.
 func (w *world) settle(app *appModel, deleted bool) {
 	eff := app.effective()
 	for _, o := range w.Objects {
@@ -201,21 +201,12 @@ func (w *world) settle(app *appModel, deleted bool) {
 		switch {
 		case deleted && (rule == "never" || readOnly || recordedKeep || o.RecordedSkip):
 			o.Untracked = true
-		case deleted && o.State == undetermined:
-			// Its keep rule was removed after it left the spec: the record
-			// of the version that kept it may still say skipGC (a version
-			// pinned by publishVersion publishes no rule change), and the
-			// documentation does not say which wins. Not checked, and left
-			// out of later incarnations' checks like any leftover.
-			o.Untracked = true
 		case deleted:
 			o.State = absent
 		case rule == "never" || rule == "onAppDelete" || readOnly:
 			o.Kept = true
-		case o.Kept:
-			o.State = undetermined
 		default:
-			o.State = absent
+			o.State, o.Kept = absent, false
 		}
 	}
 	for name, c := range eff.Components {

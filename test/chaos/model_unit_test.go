@@ -42,18 +42,17 @@ func TestModel_Settle(t *testing.T) {
 	if o.State != present || !o.Kept || o.CheckContent {
 		t.Fatalf("never, left the spec: got %+v", o)
 	}
-	// The rule removed after it left: the documentation does not say.
+	// The rule removed after it left: it goes (no version renders it, no
+	// rule keeps it); once gone, the app's deletion leaves it gone, and the
+	// onAppDelete one goes with the app.
 	delete(a.Spec.GC, cm.Name)
 	w.settle(a, false)
-	if o.State != undetermined {
-		t.Fatalf("rule removed after leaving: got %v", o.State)
+	if o.State != absent || o.Kept {
+		t.Fatalf("rule removed after leaving: got %v (kept %v)", o.State, o.Kept)
 	}
-	// Deleted with the app: the undetermined object stays unchecked (the
-	// record of the version that kept it may still say skipGC); the
-	// onAppDelete one goes.
 	a.Spec.GC[web.Name] = "onAppDelete"
 	w.settle(a, true)
-	if o.State != undetermined || !o.Untracked || d.State != absent {
+	if o.State != absent || o.Untracked || d.State != absent {
 		t.Fatalf("app deleted: got %v (untracked %v) and %v", o.State, o.Untracked, d.State)
 	}
 
