@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -11,17 +12,26 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/testcp"
+	"github.com/steward-oam/steward/internal/controller/controllertest"
 )
 
 // These tests apply against a real API server: server-side apply's field
-// ownership, conflicts and upgrades are the API server's semantics.
+// ownership, conflicts and upgrades are the API server's semantics. They
+// share the test binary's control plane (internal/controller/
+// controllertest, started by the first test that needs it; TestMain is in
+// suite_test.go) with the package's stories, which run the whole
+// controller (serverside_story_test.go).
 
-var plane *testcp.Plane
-
-func TestMain(m *testing.M) { testcp.Main(m, "apply", &plane) }
-
-func testClient(t *testing.T) client.Client { return testcp.ClientT(t, plane) }
+// testClient is a client of the control plane, as its admin; the test is
+// skipped without one (KUBEBUILDER_ASSETS).
+func testClient(t *testing.T) client.Client {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("needs an API server (KUBEBUILDER_ASSETS)")
+	}
+	_, c := controllertest.ControlPlane(t)
+	return c
+}
 
 var ssa = Applier{Owner: Owner{Name: "web", Namespace: "default"}}
 

@@ -9,7 +9,7 @@ import (
 	"cuelang.org/go/cue"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/chart"
+	"github.com/steward-oam/steward/internal/helm/chart"
 )
 
 // ChartAction is what vela/helm's #Render needs once its chart is

@@ -9,8 +9,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/steward-oam/steward/internal/chart"
-	"github.com/steward-oam/steward/internal/chart/charttest"
+	"github.com/steward-oam/steward/internal/helm/chart"
+	"github.com/steward-oam/steward/internal/helm/chart/charttest"
 )
 
 // helmTemplate reads a helmchart definition's template.

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/controller"
+	"github.com/steward-oam/steward/internal/controller/manager"
 )
 
 // shared is one plane, with the bundled CRDs and definitions, for the tests
@@ -57,7 +57,7 @@ func sharedPlane(t *testing.T) (*ControlPlane, client.Client) {
 	if shared.err != nil {
 		t.Fatalf("Start: %v", shared.err)
 	}
-	c, err := client.New(shared.cp.Config, client.Options{Scheme: controller.NewScheme()})
+	c, err := client.New(shared.cp.Config, client.Options{Scheme: manager.NewScheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,11 +113,11 @@ func TestDeployment_GetsAnAvailableReplicaOnTheKwokNode(t *testing.T) {
 func TestApplication_HelloWebBecomesHealthy(t *testing.T) {
 	cp, c := sharedPlane(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	opts := controller.NewOptions()
+	opts := manager.NewOptions()
 	opts.MetricsAddr, opts.HealthAddr = "0", "0"
 	opts.SkipNameValidation = true
 	done := make(chan error, 1)
-	go func() { done <- controller.Run(ctx, cp.Config, opts) }()
+	go func() { done <- manager.Run(ctx, cp.Config, opts) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -113,35 +113,6 @@ func safeLabel(v string) string {
 	return strings.Trim(out, "-") + "-" + hex.EncodeToString(sum[:])[:8]
 }
 
-// Annotations the controller writes on versioned trackers.
-const (
-	// AnnotationPlacements records the placements ("cluster/namespace",
-	// sorted, comma-separated) a version was rendered for, so that a
-	// re-sync can tell whether a topology policy's clusters moved.
-	AnnotationPlacements = "app.oam.dev/placements"
-	// AnnotationDispatchPending marks a version recorded ("new") or rolled
-	// back to ("rollback") whose dispatch has not finished: the next pass
-	// dispatches it.
-	AnnotationDispatchPending = "app.oam.dev/dispatch-pending"
-	// AnnotationWorkflowSteps records the steps of a workflow with suspend
-	// steps as the version was rendered (internal/workflow): the version's
-	// objects name their step, and the run follows these steps whatever
-	// the spec says later.
-	AnnotationWorkflowSteps = "app.oam.dev/workflow-steps"
-	// AnnotationWorkflowInputs records, on a versioned tracker whose
-	// workflow steps take inputs, the generation it was rendered from and
-	// the values each such step's objects were rendered with.
-	AnnotationWorkflowInputs = "app.oam.dev/workflow-inputs"
-	// AnnotationWorkflowOutputs records, on a versioned tracker, the
-	// values the steps of its current run exported, with the run they
-	// belong to.
-	AnnotationWorkflowOutputs = "app.oam.dev/workflow-outputs"
-	// AnnotationParallelism records, on a versioned tracker, the
-	// smallest parallelism its deploy steps set: at most that many of its
-	// clusters are worked on at once.
-	AnnotationParallelism = "app.oam.dev/parallelism"
-)
-
 // KubeVelas reports whether KubeVela, not Steward, wrote a tracker: every
 // tracker Steward writes carries the tracker type label
 // (v1beta1.LabelTrackerType); KubeVela's (named "<app>-<namespace>",

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/steward-oam/steward/internal/admission"
-	"github.com/steward-oam/steward/internal/controller"
+	"github.com/steward-oam/steward/internal/controller/manager"
 )
 
 func TestChart_LintsStrictly(t *testing.T) {
@@ -75,7 +75,7 @@ func TestChart_DeploymentFlagsAreControllerFlags(t *testing.T) {
 		t.Fatalf("args %v: want the controller subcommand first", args)
 	}
 	opts := parseControllerFlags(t, args[1:])
-	want := controller.NewOptions()
+	want := manager.NewOptions()
 	want.ReSyncPeriod = 5 * time.Minute
 	want.ConcurrentReconciles = 4
 	want.KubeAPIQPS = 400
@@ -138,9 +138,9 @@ func toStrings(v any) []string {
 
 // parseControllerFlags parses args as `steward controller` does: the
 // controller's options plus the zap logging flags.
-func parseControllerFlags(t *testing.T, args []string) controller.Options {
+func parseControllerFlags(t *testing.T, args []string) manager.Options {
 	t.Helper()
-	opts := controller.NewOptions()
+	opts := manager.NewOptions()
 	fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
 	opts.BindFlags(fs)
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
@@ -309,7 +309,7 @@ func TestChart_WebhookConfigurationIsAdmissions(t *testing.T) {
 
 	objs = render(t, "--set", "admission.certManager.enabled=true")
 	opts := parseControllerFlags(t, containerArgs(t, one(t, objs, "Deployment"))[1:])
-	if opts.WebhookCerts != controller.WebhookCertsExternal {
+	if opts.WebhookCerts != manager.WebhookCertsExternal {
 		t.Fatalf("cert-manager mode passes --webhook-certs=%s", opts.WebhookCerts)
 	}
 	cert := one(t, objs, "Certificate")

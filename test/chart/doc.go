@@ -10,4 +10,9 @@
 // Without bin/helm or KUBEBUILDER_ASSETS the tests skip, except in CI (CI
 // set), where they fail: a chart nobody renders is a chart that breaks
 // unnoticed.
+//
+// Usage:
+//
+//	make tools   # bin/helm and bin/k8s
+//	KUBEBUILDER_ASSETS=$PWD/bin/k8s go test ./test/chart/
 package chart

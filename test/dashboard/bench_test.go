@@ -23,7 +23,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/controller"
+	"github.com/steward-oam/steward/internal/controller/manager"
 	"github.com/steward-oam/steward/internal/dashboard"
 	"github.com/steward-oam/steward/internal/testcp"
 )
@@ -60,7 +60,7 @@ func benchDashboard(b *testing.B) string {
 			return
 		}
 		plane := planes[0]
-		hub, err := plane.Client(client.Options{Scheme: controller.NewScheme()})
+		hub, err := plane.Client(client.Options{Scheme: manager.NewScheme()})
 		if err != nil {
 			benchErr = err
 			return

@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/controller"
+	"github.com/steward-oam/steward/internal/controller/manager"
 	"github.com/steward-oam/steward/internal/dashboard"
 	"github.com/steward-oam/steward/internal/testcp"
 	"github.com/steward-oam/steward/internal/watch"
@@ -114,7 +114,7 @@ func TestDashboard_InABrowser(t *testing.T) {
 	chromium := browser(t)
 	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
 	plane := testcp.StartT(t, testcp.Options{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd")}}, "hub")[0]
-	c, err := plane.Client(client.Options{Scheme: controller.NewScheme()})
+	c, err := plane.Client(client.Options{Scheme: manager.NewScheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,10 +123,10 @@ func TestDashboard_InABrowser(t *testing.T) {
 
 	// The controller repairs drift on its re-sync pass only (timer mode,
 	// one hour), so a hand edit stays for the dashboard to show.
-	opts := controller.NewOptions()
+	opts := manager.NewOptions()
 	opts.MetricsAddr, opts.HealthAddr, opts.SkipNameValidation = "0", "0", true
 	opts.DriftDetection, opts.ReSyncPeriod = watch.ModeTimer, time.Hour
-	mgr, err := controller.NewManager(plane.Config, opts)
+	mgr, err := manager.NewManager(plane.Config, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

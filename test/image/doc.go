@@ -7,4 +7,8 @@
 //
 // Without make, git or go on PATH the test skips, except in CI (CI set),
 // where it fails.
+//
+// Usage:
+//
+//	go test ./test/image/
 package image

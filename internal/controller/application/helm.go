@@ -1,0 +1,330 @@
+package application
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cueeval"
+	"github.com/steward-oam/steward/internal/helm/chart"
+	"github.com/steward-oam/steward/internal/helm/release"
+	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// helmRelease is one release a version delivers.
+type helmRelease struct {
+	Cluster     string          `json:"cluster,omitempty"`
+	Component   string          `json:"component"`
+	Name        string          `json:"name"`
+	Namespace   string          `json:"namespace"`
+	Revision    int             `json:"revision,omitempty"`
+	Fingerprint string          `json:"fingerprint"`
+	Params      json.RawMessage `json:"params"`
+	// AppNamespace is the namespace the placement rendered into.
+	AppNamespace string `json:"appNamespace"`
+
+	prepared *release.Prepared
+	manifest string
+	notes    string
+}
+
+// chartActions carries out vela/helm's #Render for a render: the chart is
+// fetched (cached, in the background) and valuesFrom read as the
+// Application, and the chart is rendered by the evaluator. Every release
+// prepared is noted in s.releases.
+func (r *Reconciler) chartActions(ctx context.Context, s *scope) func(string, *v1beta1.Application, *render.ActionsError) ([]cueeval.ActionResult, error) {
+	return func(clusterName string, app *v1beta1.Application, need *render.ActionsError) ([]cueeval.ActionResult, error) {
+		named := func(err error) error {
+			where := ""
+			if clusterName != "" {
+				where = fmt.Sprintf(" in cluster %q", clusterName)
+			}
+			err = fmt.Errorf("component %q%s: %w", need.Component, where, err)
+			var he *release.Error
+			if errors.As(err, &he) {
+				return &reasonError{reason: he.Reason, err: err}
+			}
+			return err
+		}
+		if r.Charts == nil {
+			return nil, named(&release.Error{Reason: release.ReasonFetchFailed, Source: "?", Err: errors.New("this controller fetches no Helm charts")})
+		}
+		hub, err := s.clients.GetClient(ctx, "")
+		if err != nil {
+			return nil, named(err)
+		}
+		var out []cueeval.ActionResult
+		for _, a := range need.Actions {
+			if a.Provider != "helm" || a.Do != "render" {
+				return nil, named(fmt.Errorf("the %s.%s action at %s is not one a component may use", a.Provider, a.Do, a.Path))
+			}
+			// app is the Application itself, in its own namespace: the
+			// boundary holds the release namespace, credentials and
+			// values sources before anything is read or fetched.
+			p, err := r.Charts.Prepare(ctx, hub, boundaryOf(app, s.identity, r.Options.NoCrossNamespaceObjects), a.Params, r.ClusterVersion.GitVersion)
+			if err != nil {
+				return nil, named(err)
+			}
+			if p.CreateNamespace && p.Namespace != app.Namespace {
+				if err := r.ensureNamespace(ctx, s, clusterName, p.Namespace); err != nil {
+					return nil, named(err)
+				}
+			}
+			s.releases = append(s.releases, &helmRelease{Cluster: clusterName, Component: need.Component, Name: p.Release, Namespace: p.Namespace,
+				Fingerprint: p.Fingerprint, Params: a.Params, AppNamespace: app.Namespace, prepared: p})
+			out = append(out, cueeval.ActionResult{Path: a.Path, Chart: p.Action})
+		}
+		return out, nil
+	}
+}
+
+// chartRendered notes what a component's chart rendered to: its objects
+// become the release record's manifest; hooks, which Steward does not
+// run, are reported once; the chart's CRDs are created when missing.
+func (r *Reconciler) chartRendered(ctx context.Context, s *scope) func(string, *render.Component) error {
+	return func(clusterName string, c *render.Component) error {
+		for _, ch := range c.Charts {
+			if err := r.ensureCRDs(ctx, s, clusterName, c.Name, ch); err != nil {
+				return err
+			}
+		}
+		var manifest strings.Builder
+		for _, a := range c.Auxiliaries {
+			if a.Trait != "" || !release.IsOutput(a.Name) {
+				continue
+			}
+			b, err := yaml.Marshal(a.Object.Object)
+			if err != nil {
+				continue
+			}
+			fmt.Fprintf(&manifest, "---\n# Source: %s\n%s", a.Name, b)
+		}
+		for _, rel := range s.releases {
+			if rel.Cluster == clusterName && rel.Component == c.Name && rel.manifest == "" {
+				rel.manifest = manifest.String()
+			}
+		}
+		var hooks []string
+		for _, ch := range c.Charts {
+			hooks = append(hooks, ch.Hooks...)
+		}
+		if len(hooks) == 0 {
+			return nil
+		}
+		msg := fmt.Sprintf("component %q: chart hooks are not run by Steward: %s", c.Name, strings.Join(hooks, ", "))
+		key := s.app.Namespace + "/" + s.app.Name + "#hooks/" + c.Name
+		if r.warned.firstTime(key, msg) {
+			ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Skipped Helm hooks: Steward delivers a chart's objects, not its hooks", "component", c.Name, "hooks", hooks)
+			r.Recorder.Eventf(s.app, nil, corev1.EventTypeWarning, v1beta1.EventHelmHooksNotRun, "Render", "%s", msg)
+		}
+		return nil
+	}
+}
+
+// ensureCRDs creates the CustomResourceDefinitions of a chart's crds/
+// that the cluster does not have, as the Application's ServiceAccount,
+// before the chart's objects are placed (their kinds must be served).
+// As Helm does, they are never upgraded nor deleted: a CRD's deletion
+// deletes every object of its kind in the cluster, whoever made them.
+func (r *Reconciler) ensureCRDs(ctx context.Context, s *scope, clusterName, component string, ch cueeval.ChartInfo) error {
+	if len(ch.CRDs) == 0 {
+		return nil
+	}
+	fail := func(reason string, err error) error {
+		return &reasonError{reason: reason, err: fmt.Errorf("component %q: chart %s-%s: %w", component, ch.Chart, ch.Version, err)}
+	}
+	if r.Options.NoCrossNamespaceObjects && s.identity.IsZero() {
+		return fail(v1beta1.ReasonClusterScopedObject, errors.New("its crds/ are cluster-scoped, which an Application acting as Steward itself may not create (--no-cross-namespace-objects); set options.includeCRDs: false, or give the Application a ServiceAccount"))
+	}
+	c, err := s.clients.GetClient(ctx, clusterName)
+	if err != nil {
+		return err
+	}
+	for _, raw := range ch.CRDs {
+		crd := &unstructured.Unstructured{}
+		if err := crd.UnmarshalJSON(raw); err != nil {
+			return fail(v1beta1.ReasonRenderFailed, err)
+		}
+		err := c.Get(ctx, client.ObjectKey{Name: crd.GetName()}, (&unstructured.Unstructured{Object: map[string]any{"apiVersion": crd.GetAPIVersion(), "kind": crd.GetKind()}}))
+		if err == nil {
+			continue
+		}
+		if !apierrors.IsNotFound(err) {
+			return fail(reasonOf(err, v1beta1.ReasonApplyFailed), err)
+		}
+		if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
+			reason := v1beta1.ReasonApplyFailed
+			if apierrors.IsForbidden(err) {
+				reason = v1beta1.ReasonForbidden
+			}
+			return fail(reason, fmt.Errorf("creating CustomResourceDefinition %s: %w", crd.GetName(), err))
+		}
+		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Created a chart's CustomResourceDefinition (crds/); it is never upgraded nor deleted", "crd", crd.GetName(), "cluster", clusterName, "component", component)
+	}
+	return nil
+}
+
+// ensureNamespace creates a release's namespace when it is missing, as
+// Helm's --create-namespace does; like Helm, Steward never deletes it.
+func (r *Reconciler) ensureNamespace(ctx context.Context, s *scope, clusterName, name string) error {
+	c, err := s.clients.GetClient(ctx, clusterName)
+	if err != nil {
+		return err
+	}
+	var ns corev1.Namespace
+	err = c.Get(ctx, client.ObjectKey{Name: name}, &ns)
+	if err == nil || !apierrors.IsNotFound(err) {
+		return err
+	}
+	ns = corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"name": name}}}
+	if err := c.Create(ctx, &ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the release's namespace %q: %w", name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Created the release's namespace (createNamespace); it is never deleted", "namespace", name, "cluster", clusterName)
+	return nil
+}
+
+// recordReleases writes a Helm release record for each release the
+// version about to be recorded delivers (a new revision, pending, only
+// when its chart or values changed) and returns what the version's
+// tracker notes of them (tracker.AnnotationHelmReleases). A record that cannot be
+// written (the ServiceAccount may not write Secrets there) is logged and
+// never holds the delivery back: the release is then delivered without
+// one.
+func (r *Reconciler) recordReleases(ctx context.Context, s *scope) string {
+	if len(s.releases) == 0 {
+		return ""
+	}
+	for _, rel := range s.releases {
+		err := r.recordRelease(ctx, s, rel)
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Writing the Helm release record failed; the release is delivered without it", "release", rel.Name, "namespace", rel.Namespace)
+			continue
+		}
+		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Recorded a Helm release revision", "release", rel.Name, "namespace", rel.Namespace, "revision", rel.Revision, "chart", rel.prepared.Source)
+	}
+	b, err := json.Marshal(s.releases)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func (r *Reconciler) recordRelease(ctx context.Context, s *scope, rel *helmRelease) error {
+	c, err := s.clients.GetClient(ctx, rel.Cluster)
+	if err != nil {
+		return err
+	}
+	md, err := chart.Metadata(rel.prepared.Action.Archive)
+	if err != nil {
+		return err
+	}
+	var values map[string]any
+	_ = json.Unmarshal(rel.prepared.Action.Values, &values)
+	rel.Revision, err = release.Record(ctx, c, release.Input{
+		Name: rel.Name, Namespace: rel.Namespace, Chart: md, Values: values, Manifest: rel.manifest,
+		Fingerprint: rel.Fingerprint, MaxHistory: rel.prepared.MaxHistory,
+		Labels: map[string]string{v1beta1.LabelAppName: s.app.Name, v1beta1.LabelAppNamespace: s.app.Namespace, v1beta1.LabelAppComponent: rel.Component},
+	})
+	return err
+}
+
+// releaseOwner are the labels that make a release record this
+// Application's (helmchart's owns): Record writes them, Deployed and
+// Uninstall touch only records that carry them.
+func releaseOwner(s *scope) map[string]string {
+	return map[string]string{v1beta1.LabelAppName: s.app.Name, v1beta1.LabelAppNamespace: s.app.Namespace}
+}
+
+// releasesOf reads the releases a tracker notes.
+func releasesOf(rt *v1beta1.ResourceTracker) []*helmRelease {
+	var out []*helmRelease
+	tracker.DecodeMark(rt, tracker.AnnotationHelmReleases, &out)
+	return out
+}
+
+// releasesDeployed marks the current version's release revisions
+// deployed once the version is applied in full.
+func (r *Reconciler) releasesDeployed(ctx context.Context, s *scope) {
+	for _, rel := range releasesOf(s.current) {
+		if rel.Revision == 0 {
+			continue
+		}
+		c, err := s.clients.GetClient(ctx, rel.Cluster)
+		if err == nil {
+			err = release.Deployed(ctx, c, rel.Name, rel.Namespace, rel.Revision, releaseOwner(s))
+		}
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Marking the Helm release deployed failed", "release", rel.Name, "namespace", rel.Namespace)
+			s.setRetry(err)
+		}
+	}
+}
+
+// uninstallReleases deletes the release records of every release the
+// trackers note, once the Application's objects are deleted.
+func (r *Reconciler) uninstallReleases(ctx context.Context, s *scope, trackers []v1beta1.ResourceTracker) error {
+	seen := map[tracker.Key]bool{}
+	for i := range trackers {
+		for _, rel := range releasesOf(&trackers[i]) {
+			k := tracker.Key{Cluster: rel.Cluster, Namespace: rel.Namespace, Name: rel.Name}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			c, err := s.clients.GetClient(ctx, rel.Cluster)
+			if err == nil {
+				err = release.Uninstall(ctx, c, rel.Name, rel.Namespace, releaseOwner(s))
+			}
+			if err != nil {
+				return fmt.Errorf("deleting the records of Helm release %s/%s: %w", rel.Namespace, rel.Name, err)
+			}
+			ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Deleted the Helm release's records", "release", rel.Name, "namespace", rel.Namespace, "cluster", rel.Cluster)
+		}
+	}
+	return nil
+}
+
+// chartInputsMoved reports whether a chart the current version delivers,
+// or its values, changed since it was rendered: a mutable version (a
+// range, latest) now resolves to another chart, or a valuesFrom source
+// was edited. The version is then rendered again (a Helm upgrade). A
+// publishVersion pins the version, and nothing is looked at.
+func (r *Reconciler) chartInputsMoved(ctx context.Context, s *scope) bool {
+	rels := releasesOf(s.current)
+	if len(rels) == 0 || r.Charts == nil || s.clients == nil {
+		return false
+	}
+	hub, err := s.clients.GetClient(ctx, "")
+	if err != nil {
+		return false
+	}
+	for _, rel := range rels {
+		b := r.boundary(s)
+		b.Namespace = rel.AppNamespace
+		p, err := r.Charts.Peek(ctx, hub, b, rel.Params, r.ClusterVersion.GitVersion)
+		if err != nil {
+			// Kept as delivered; a render, when the spec changes, reports
+			// it. A chart being fetched is looked at on the next pass.
+			ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Kept the Helm release as delivered: its inputs cannot be read now", "release", rel.Name, "error", err.Error())
+			continue
+		}
+		if p.Fingerprint != rel.Fingerprint {
+			ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Rendering the version again: the chart or its values changed", "release", rel.Name, "component", rel.Component)
+			return true
+		}
+	}
+	return false
+}

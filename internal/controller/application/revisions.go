@@ -1,0 +1,202 @@
+package application
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/definition"
+	"github.com/steward-oam/steward/internal/tracker"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// componentRevision is what the component-revision tracker records for one
+// revision of one component.
+type componentRevision struct {
+	Revision              int64  `json:"revision"`
+	Hash                  string `json:"hash"`
+	ApplicationGeneration int64  `json:"applicationGeneration"`
+}
+
+// recordComponentRevisions adds a revision to the component-revision
+// tracker for each component whose rendered objects changed, keeping the
+// newest --application-revision-limit revisions of each component. The
+// entries are records only: nothing is applied or deleted for them.
+func (r *Reconciler) recordComponentRevisions(ctx context.Context, s *scope, entries []v1beta1.ManagedResource) error {
+	hashes := map[string]string{}
+	var order []string
+	sums := map[string][]byte{}
+	for _, e := range entries {
+		if e.Component == "" {
+			// An apply-object step's object belongs to no component.
+			continue
+		}
+		if _, ok := sums[e.Component]; !ok {
+			order = append(order, e.Component)
+		}
+		h := sha256.New()
+		h.Write(sums[e.Component])
+		h.Write([]byte(e.Cluster))
+		if m, err := tracker.Manifest(e); err == nil && m != nil {
+			// The revision label changes with every generation; what the
+			// component renders is the rest.
+			labels := m.GetLabels()
+			delete(labels, v1beta1.LabelAppRevision)
+			m.SetLabels(labels)
+			raw, _ := json.Marshal(m.Object)
+			h.Write(raw)
+		}
+		sums[e.Component] = h.Sum(nil)
+	}
+	for c, sum := range sums {
+		hashes[c] = hex.EncodeToString(sum)[:10]
+	}
+	ref := tracker.RefOf(s.app)
+	rt := s.comprev
+	if rt != nil && rt.Labels[v1beta1.LabelAppUID] != ref.UID {
+		// Left by an earlier Application of the same name: its history is
+		// not this one's.
+		if err := r.Trackers.Delete(ctx, rt); err != nil {
+			return err
+		}
+		rt, s.comprev = nil, nil
+	}
+	var existing []v1beta1.ManagedResource
+	if rt != nil {
+		var err error
+		if existing, err = tracker.Entries(rt); err != nil {
+			return err
+		}
+	}
+	latest := map[string]componentRevision{}
+	count := map[string]int{}
+	for _, e := range existing {
+		var rev componentRevision
+		if e.Data != nil && json.Unmarshal(e.Data.Raw, &rev) == nil && rev.Revision >= latest[e.Component].Revision {
+			latest[e.Component] = rev
+		}
+		count[e.Component]++
+	}
+	changed := false
+	out := append([]v1beta1.ManagedResource(nil), existing...)
+	for _, comp := range order {
+		if latest[comp].Hash == hashes[comp] {
+			continue
+		}
+		rev := componentRevision{Revision: latest[comp].Revision + 1, Hash: hashes[comp], ApplicationGeneration: s.app.Generation}
+		raw, _ := json.Marshal(rev)
+		out = append(out, v1beta1.ManagedResource{
+			ClusterObjectReference: v1beta1.ClusterObjectReference{APIVersion: v1beta1.GroupVersion.String(), Kind: "ComponentRevision",
+				Name: fmt.Sprintf("%s-v%d", comp, rev.Revision)},
+			OAMObjectReference: v1beta1.OAMObjectReference{Component: comp},
+			Data:               &runtime.RawExtension{Raw: raw},
+		})
+		count[comp]++
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	out = trimRevisions(out, count, max(r.Options.RevisionLimit, 1))
+	if rt == nil {
+		_, err := r.Trackers.Record(ctx, ref, tracker.ComponentRevision(), s.app.Generation, out, tracker.DeleteMissing, nil)
+		return err
+	}
+	return r.Trackers.Save(ctx, rt, out, s.app.Generation)
+}
+
+// trimRevisions drops the oldest revisions of components with more than
+// limit.
+func trimRevisions(entries []v1beta1.ManagedResource, count map[string]int, limit int) []v1beta1.ManagedResource {
+	out := entries[:0:0]
+	for _, e := range entries {
+		if count[e.Component] > limit {
+			count[e.Component]--
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// autoUpdateDelay gathers the definition changes of one `kubectl apply`
+// (many definitions at once) into one render of each Application.
+const autoUpdateDelay = 3 * time.Second
+
+// autoUpdate reports whether app renders again when its definitions change.
+func (r *Reconciler) autoUpdate(app *v1beta1.Application) bool {
+	return r.Options.DefinitionRevisions && app.Annotations[v1beta1.AnnotationAutoUpdate] == "true"
+}
+
+// definitionsFingerprint is the tracker.AnnotationDefinitions mark of the version
+// being recorded: "" unless the Application is autoUpdate.
+func (r *Reconciler) definitionsFingerprint(ctx context.Context, s *scope) string {
+	if !r.autoUpdate(s.app) {
+		return ""
+	}
+	fp, err := r.resolver().Fingerprint(ctx, s.app)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Reading the definitions' fingerprint failed; the next pass renders again")
+		return ""
+	}
+	return fp
+}
+
+// definitionsMoved reports whether a definition an autoUpdate Application
+// uses (and does not pin) changed since its version was rendered: the
+// version is then rendered again. Applications without the annotation
+// keep the version they rendered until their spec changes, as in KubeVela;
+// a pinned type's revision never changes.
+func (r *Reconciler) definitionsMoved(ctx context.Context, s *scope) bool {
+	if !r.autoUpdate(s.app) || s.current == nil {
+		return false
+	}
+	fp, err := r.resolver().Fingerprint(ctx, s.app)
+	if err != nil || fp == tracker.Mark(s.current, tracker.AnnotationDefinitions) {
+		return false
+	}
+	ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Rendering the version again: a definition it uses changed (app.oam.dev/autoUpdate)", "resourceTracker", s.current.Name)
+	return true
+}
+
+// autoUpdateHandler enqueues, autoUpdateDelay after a definition of kind t
+// is created, changed or deleted, the autoUpdate Applications that use it
+// in its namespace (any namespace for the system namespace's), found
+// through IndexAutoUpdate: a change costs the Applications that use it.
+func (r *Reconciler) autoUpdateHandler(t v1beta1.DefinitionType) handler.TypedEventHandler[client.Object, reconcile.Request] {
+	enqueue := func(ctx context.Context, def client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		opts := []client.ListOption{client.MatchingFields{definition.IndexAutoUpdate: string(t) + "/" + def.GetName()}, client.UnsafeDisableDeepCopy}
+		if def.GetNamespace() != r.Options.SystemDefinitionNS {
+			opts = append(opts, client.InNamespace(def.GetNamespace()))
+		}
+		var apps v1beta1.ApplicationList
+		if err := r.Client.List(ctx, &apps, opts...); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Listing the autoUpdate Applications of a changed definition failed", "definition", def.GetName())
+			return
+		}
+		for i := range apps.Items {
+			q.AddAfter(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&apps.Items[i])}, autoUpdateDelay)
+		}
+	}
+	return handler.TypedFuncs[client.Object, reconcile.Request]{
+		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.ObjectNew, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, q)
+		},
+	}
+}
