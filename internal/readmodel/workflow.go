@@ -25,15 +25,14 @@ func WorkflowOutputs(ctx context.Context, hub client.Reader, app *v1beta1.Applic
 		return nil, fmt.Errorf("listing resource trackers of %s/%s: %w", app.Namespace, app.Name, err)
 	}
 	for _, rt := range list.Items {
-		raw := rt.Annotations[tracker.AnnotationWorkflowOutputs]
-		if raw == "" || rt.Labels[v1beta1.LabelAppUID] != string(app.UID) {
+		if rt.Labels[v1beta1.LabelAppUID] != string(app.UID) {
 			continue
 		}
 		var recorded struct {
 			Run    string                     `json:"run"`
 			Values map[string]json.RawMessage `json:"values"`
 		}
-		if json.Unmarshal([]byte(raw), &recorded) != nil || !strings.HasPrefix(recorded.Run, app.Status.Workflow.AppRevision+"@") {
+		if !tracker.DecodeMark(&rt, tracker.AnnotationWorkflowOutputs, &recorded) || !strings.HasPrefix(recorded.Run, app.Status.Workflow.AppRevision+"@") {
 			continue
 		}
 		return recorded.Values, nil

@@ -114,10 +114,7 @@ func (r *Reconciler) keepState(ctx context.Context, s *scope) (err error) {
 	}
 	// A deploy step's parallelism bounds how many clusters are worked on
 	// at once.
-	limit := 0
-	if s.current != nil {
-		limit = tracker.Parallelism(s.current)
-	}
+	limit := tracker.Parallelism(s.current)
 	passes := r.eachClusterAtMost(limit, byCluster(inDependencyOrder(applicable, dependencies(s.app))), func(g clusterGroup, p *clusterShare) {
 		r.keepCluster(ctx, s, applier, g, p)
 	})
