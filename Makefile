@@ -55,7 +55,7 @@ test: tools ## Run all tests, envtest ones against bin/k8s, then fuzz each targe
 # (testdata/fuzz/<FuzzName>/ in each package) run as ordinary tests in
 # `go test ./...`.
 FUZZ_TARGETS := \
-	./internal/controller/application:FuzzReconcileInterval \
+	./internal/controller/application/wake:FuzzReconcileInterval \
 	./internal/render:FuzzRender_Properties \
 	./internal/render:FuzzRender_Template \
 	./internal/tracker:FuzzDecode \

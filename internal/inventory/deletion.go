@@ -103,3 +103,27 @@ func NewestFirst(uid string, trackers []v1beta1.ResourceTracker) []*v1beta1.Reso
 	})
 	return out
 }
+
+// Unmark returns entries with the marks of keys cleared.
+func Unmark(entries []v1beta1.ManagedResource, keys Set) []v1beta1.ManagedResource {
+	for i := range entries {
+		if keys[tracker.KeyOf(entries[i])] {
+			entries[i].Deleted = false
+		}
+	}
+	return entries
+}
+
+// OnePerObject returns decisions with one per object: several trackers
+// may doom the same one.
+func OnePerObject(ds []Decision) []Decision {
+	seen := Set{}
+	out := make([]Decision, 0, len(ds))
+	for _, d := range ds {
+		if k := d.Key(); !seen[k] {
+			seen[k] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}

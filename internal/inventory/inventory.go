@@ -173,3 +173,10 @@ func WithRoot(versioned, root []v1beta1.ManagedResource) []v1beta1.ManagedResour
 	}
 	return out
 }
+
+// AppliedIn returns whether an entry's object is applied by one of
+// entries (recorded with a manifest and not marked deleted).
+func AppliedIn(entries []v1beta1.ManagedResource) func(v1beta1.ManagedResource) bool {
+	keys := Wanted(entries)
+	return func(e v1beta1.ManagedResource) bool { return keys.Has(tracker.KeyOf(e)) }
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steward-oam/steward/internal/controller/application/wake"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -26,7 +27,7 @@ func TestUnhealthyBackoff_DoublesUpToTheAppsOwnPeriod(t *testing.T) {
 		{5 * time.Second, 3 * time.Second, 1, 3 * time.Second}, // the app's period is shorter than the base
 		{0, 5 * time.Minute, 3, 5 * time.Minute},               // back-off turned off
 	} {
-		if got := unhealthyBackoff(tc.base, tc.interval, tc.streak); got != tc.want {
+		if got := wake.UnhealthyBackoff(tc.base, tc.interval, tc.streak); got != tc.want {
 			t.Errorf("unhealthyBackoff(%s, %s, %d) = %s, want %s", tc.base, tc.interval, tc.streak, got, tc.want)
 		}
 	}

@@ -9,6 +9,9 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apply"
+	"github.com/steward-oam/steward/internal/controller/application/decisionlog"
+	"github.com/steward-oam/steward/internal/controller/application/facts"
+	"github.com/steward-oam/steward/internal/controller/application/status"
 	"github.com/steward-oam/steward/internal/inventory"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -28,22 +31,22 @@ const deletionPoll = 2 * time.Second
 // the finalizers. An entry is dropped only once its object is confirmed
 // gone. A failed delete is retried; only objects in a cluster that stays
 // unreachable past --application-deletion-timeout are given up, and an
-// event names them. It records what it did on the scope: Reconcile's one
+// event names them. It records what it did on the pass (facts.Pass): Reconcile's one
 // deferred status write shows the deletion (phase deleting, Ready False
 // with reason Deleting) and emits its events.
-func (r *Reconciler) finalize(ctx context.Context, s *scope) (ctrl.Result, error) {
-	app := s.app
+func (r *Reconciler) finalize(ctx context.Context, s *facts.Pass) (ctrl.Result, error) {
+	app := s.App
 	if !controllerutil.ContainsFinalizer(app, v1beta1.FinalizerResourceTracker) {
-		s.aborted = true // not ours to delete, nor to describe
+		s.Aborted = true // not ours to delete, nor to describe
 		return ctrl.Result{}, nil
 	}
 	if gone, err := r.replacedOrGone(ctx, app); gone || err != nil {
-		s.aborted = true
+		s.Aborted = true
 		return ctrl.Result{}, err
 	}
-	s.deleting = true
-	if r.bindIdentity(s); s.identityErr != nil {
-		return ctrl.Result{}, s.identityErr
+	s.Deleting = true
+	if r.bindIdentity(s); s.IdentityErr != nil {
+		return ctrl.Result{}, s.IdentityErr
 	}
 	if res, done, err := r.deleteRecorded(ctx, s, false); !done || err != nil {
 		return res, err
@@ -52,7 +55,7 @@ func (r *Reconciler) finalize(ctx context.Context, s *scope) (ctrl.Result, error
 	// The last status is written while the Application is still ours:
 	// once the finalizer goes, the name may already belong to another.
 	err := r.patchStatus(ctx, s)
-	s.statusWritten, s.statusErr = true, err
+	s.StatusWritten, s.StatusErr = true, err
 	if err != nil && !apierrors.IsNotFound(err) {
 		// Kept until the status is written; endPass reports the failed
 		// write as it does for every pass.
@@ -79,8 +82,8 @@ func (r *Reconciler) finalize(ctx context.Context, s *scope) (ctrl.Result, error
 // ownOnly limits it to the trackers the Application itself recorded (its
 // UID label), leaving what an earlier Application of the same name left
 // for a later one to take over.
-func (r *Reconciler) deleteRecorded(ctx context.Context, s *scope, ownOnly bool) (res ctrl.Result, done bool, err error) {
-	app := s.app
+func (r *Reconciler) deleteRecorded(ctx context.Context, s *facts.Pass, ownOnly bool) (res ctrl.Result, done bool, err error) {
+	app := s.App
 	// Read from the API server: a tracker the cache has not seen yet must
 	// not be missed, or its objects would be orphaned.
 	// A re-creation a stopped pass left half done is finished first, so
@@ -122,7 +125,7 @@ func (r *Reconciler) deleteRecorded(ctx context.Context, s *scope, ownOnly bool)
 	applier := r.applierFor(app)
 	drop := map[tracker.Key]bool{}
 	for _, d := range removal.Left {
-		decisionLog(ctx, d.Key(), decisionLevel).Info("Left in place on deletion", "component", d.Entry.Component, "reason", string(d.Why))
+		decisionlog.For(ctx, d.Key(), decisionlog.Decision).Info("Left in place on deletion", "component", d.Entry.Component, "reason", string(d.Why))
 		drop[d.Key()] = true
 	}
 	for _, d := range removal.Released {
@@ -144,10 +147,10 @@ func (r *Reconciler) deleteRecorded(ctx context.Context, s *scope, ownOnly bool)
 	if err != nil {
 		return ctrl.Result{}, false, err
 	}
-	if remaining > 0 && !r.givingUp(app, s.gc.failures) {
-		if len(s.gc.failures) > 0 {
-			s.deletionRetried = true
-			return ctrl.Result{}, false, fmt.Errorf("deleting application %s/%s: %s", app.Namespace, app.Name, describeFailures(s.gc.failures, 3))
+	if remaining > 0 && !r.givingUp(app, s.GC.Failures) {
+		if len(s.GC.Failures) > 0 {
+			s.DeletionRetried = true
+			return ctrl.Result{}, false, fmt.Errorf("deleting application %s/%s: %s", app.Namespace, app.Name, status.DescribeFailures(s.GC.Failures, 3))
 		}
 		return ctrl.Result{RequeueAfter: deletionPoll}, false, nil
 	}
@@ -157,7 +160,7 @@ func (r *Reconciler) deleteRecorded(ctx context.Context, s *scope, ownOnly bool)
 		}
 	}
 	if remaining > 0 {
-		s.deletionGaveUp = true
+		s.DeletionGaveUp = true
 		for i := range trackers {
 			if err := r.Trackers.Delete(ctx, &trackers[i]); err != nil {
 				return ctrl.Result{}, false, err
@@ -197,8 +200,8 @@ func (r *Reconciler) replacedOrGone(ctx context.Context, app *v1beta1.Applicatio
 
 // releaseEntry strips the ownership labels of an entry's object; true when
 // the entry can be dropped.
-func (r *Reconciler) releaseEntry(ctx context.Context, s *scope, applier apply.Applier, e v1beta1.ManagedResource) bool {
-	c, err := s.clients.GetClient(ctx, e.Cluster)
+func (r *Reconciler) releaseEntry(ctx context.Context, s *facts.Pass, applier apply.Applier, e v1beta1.ManagedResource) bool {
+	c, err := s.Clients.GetClient(ctx, e.Cluster)
 	if err == nil {
 		_, err = applier.Release(ctx, c, tracker.Ref(e))
 	}
@@ -206,7 +209,7 @@ func (r *Reconciler) releaseEntry(ctx context.Context, s *scope, applier apply.A
 		return true
 	}
 	if err != nil {
-		s.gc.failures = append(s.gc.failures, objectFailure{Key: tracker.KeyOf(e), Component: e.Component, Reason: v1beta1.ReasonDeleteFailed, Err: err})
+		s.GC.Failures = append(s.GC.Failures, facts.Failure{Key: tracker.KeyOf(e), Component: e.Component, Reason: v1beta1.ReasonDeleteFailed, Err: err})
 		return false
 	}
 	return true
@@ -239,12 +242,12 @@ func (r *Reconciler) pruneTrackers(ctx context.Context, trackers []v1beta1.Resou
 
 // givingUp reports whether the deletion has waited long enough on objects
 // that only unreachable clusters hold.
-func (r *Reconciler) givingUp(app *v1beta1.Application, failures []objectFailure) bool {
+func (r *Reconciler) givingUp(app *v1beta1.Application, failures []facts.Failure) bool {
 	if len(failures) == 0 || app.DeletionTimestamp == nil || time.Since(app.DeletionTimestamp.Time) < r.Options.DeletionTimeout {
 		return false
 	}
 	for _, f := range failures {
-		if !isUnreachable(f.Err) {
+		if !facts.IsUnreachable(f.Err) {
 			return false
 		}
 	}
@@ -272,37 +275,20 @@ const vanishedCleanupTimeout = 10 * time.Second
 // confirmPresent returns errVanished when the Application, which has no
 // tracker of its own yet (or whose finalizer this pass added), is no
 // longer on the API server, or was replaced by one of the same name.
-func (r *Reconciler) confirmPresent(ctx context.Context, s *scope) error {
-	if !s.finalizerAdded && s.hasOwnTracker() {
+func (r *Reconciler) confirmPresent(ctx context.Context, s *facts.Pass) error {
+	if !s.FinalizerAdded && s.HasOwnTracker() {
 		return nil
 	}
-	live, err := r.liveApp(ctx, s.app)
+	live, err := r.liveApp(ctx, s.App)
 	if err != nil {
 		return err
 	}
-	if live == nil || live.UID != s.app.UID {
-		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Skipped the pass: the Application was deleted as its finalizer was added; nothing is recorded or applied")
+	if live == nil || live.UID != s.App.UID {
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped the pass: the Application was deleted as its finalizer was added; nothing is recorded or applied")
 		return errVanished
 	}
-	s.guarded = true
+	s.Guarded = true
 	return nil
-}
-
-// hasOwnTracker reports whether a tracker the pass loaded carries the
-// Application's UID.
-func (s *scope) hasOwnTracker() bool {
-	uid := string(s.app.UID)
-	for _, rt := range []*v1beta1.ResourceTracker{s.current, s.root, s.comprev} {
-		if rt != nil && rt.Labels[v1beta1.LabelAppUID] == uid {
-			return true
-		}
-	}
-	for i := range s.older {
-		if s.older[i].Labels[v1beta1.LabelAppUID] == uid {
-			return true
-		}
-	}
-	return false
 }
 
 // liveApp reads app from the API server; nil when it is not found.
@@ -329,11 +315,11 @@ func (r *Reconciler) liveApp(ctx context.Context, app *v1beta1.Application) (*v1
 // as an Application of that name exists again: a new one takes over what
 // is recorded under the name. What a pass could not delete within
 // vanishedCleanupTimeout is logged and left recorded.
-func (r *Reconciler) cleanUpVanished(ctx context.Context, s *scope) {
+func (r *Reconciler) cleanUpVanished(ctx context.Context, s *facts.Pass) {
 	log := ctrl.LoggerFrom(ctx)
 	deadline := time.Now().Add(vanishedCleanupTimeout)
 	for first := true; ; first = false {
-		live, err := r.liveApp(ctx, s.app)
+		live, err := r.liveApp(ctx, s.App)
 		if live != nil || err != nil {
 			if err != nil {
 				log.Error(err, "Could not tell whether the Application was deleted as its finalizer was added")
@@ -341,21 +327,21 @@ func (r *Reconciler) cleanUpVanished(ctx context.Context, s *scope) {
 			return
 		}
 		if first {
-			log.V(decisionLevel).Info("The Application was deleted as its finalizer was added: deleting what it recorded")
+			log.V(decisionlog.Decision).Info("The Application was deleted as its finalizer was added: deleting what it recorded")
 		}
-		ds := newScope(s.app)
-		if r.bindIdentity(ds); ds.identityErr != nil {
-			log.Error(ds.identityErr, "Left the objects of an Application deleted as its finalizer was added: its identity cannot be used")
+		ds := facts.NewPass(s.App)
+		if r.bindIdentity(ds); ds.IdentityErr != nil {
+			log.Error(ds.IdentityErr, "Left the objects of an Application deleted as its finalizer was added: its identity cannot be used")
 			return
 		}
 		res, done, err := r.deleteRecorded(ctx, ds, true)
-		r.emitDeletionEvents(ds)
+		r.events().EmitDeletion(ds)
 		if done && err == nil {
-			r.Metrics.DeleteApp(s.app.Namespace, s.app.Name)
+			r.Metrics.DeleteApp(s.App.Namespace, s.App.Name)
 			return
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			log.Error(err, "Left objects of an Application deleted as its finalizer was added: they stay recorded in its resource trackers", "failures", describeFailures(ds.gc.failures, 10))
+			log.Error(err, "Left objects of an Application deleted as its finalizer was added: they stay recorded in its resource trackers", "failures", status.DescribeFailures(ds.GC.Failures, 10))
 			return
 		}
 		wait := res.RequeueAfter

@@ -16,6 +16,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/application/decisionlog"
+	"github.com/steward-oam/steward/internal/controller/application/facts"
+	"github.com/steward-oam/steward/internal/controller/application/record"
 	"github.com/steward-oam/steward/internal/cueeval"
 	"github.com/steward-oam/steward/internal/helm/chart"
 	"github.com/steward-oam/steward/internal/helm/release"
@@ -23,28 +26,11 @@ import (
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
-// helmRelease is one release a version delivers.
-type helmRelease struct {
-	Cluster     string          `json:"cluster,omitempty"`
-	Component   string          `json:"component"`
-	Name        string          `json:"name"`
-	Namespace   string          `json:"namespace"`
-	Revision    int             `json:"revision,omitempty"`
-	Fingerprint string          `json:"fingerprint"`
-	Params      json.RawMessage `json:"params"`
-	// AppNamespace is the namespace the placement rendered into.
-	AppNamespace string `json:"appNamespace"`
-
-	prepared *release.Prepared
-	manifest string
-	notes    string
-}
-
 // chartActions carries out vela/helm's #Render for a render: the chart is
 // fetched (cached, in the background) and valuesFrom read as the
 // Application, and the chart is rendered by the evaluator. Every release
-// prepared is noted in s.releases.
-func (r *Reconciler) chartActions(ctx context.Context, s *scope) func(string, *v1beta1.Application, *render.ActionsError) ([]cueeval.ActionResult, error) {
+// prepared is noted in s.Releases.
+func (r *Reconciler) chartActions(ctx context.Context, s *facts.Pass) func(string, *v1beta1.Application, *render.ActionsError) ([]cueeval.ActionResult, error) {
 	return func(clusterName string, app *v1beta1.Application, need *render.ActionsError) ([]cueeval.ActionResult, error) {
 		named := func(err error) error {
 			where := ""
@@ -54,14 +40,14 @@ func (r *Reconciler) chartActions(ctx context.Context, s *scope) func(string, *v
 			err = fmt.Errorf("component %q%s: %w", need.Component, where, err)
 			var he *release.Error
 			if errors.As(err, &he) {
-				return &reasonError{reason: he.Reason, err: err}
+				return &facts.ReasonError{Reason: he.Reason, Err: err}
 			}
 			return err
 		}
 		if r.Charts == nil {
 			return nil, named(&release.Error{Reason: release.ReasonFetchFailed, Source: "?", Err: errors.New("this controller fetches no Helm charts")})
 		}
-		hub, err := s.clients.GetClient(ctx, "")
+		hub, err := s.Clients.GetClient(ctx, "")
 		if err != nil {
 			return nil, named(err)
 		}
@@ -73,7 +59,7 @@ func (r *Reconciler) chartActions(ctx context.Context, s *scope) func(string, *v
 			// app is the Application itself, in its own namespace: the
 			// boundary holds the release namespace, credentials and
 			// values sources before anything is read or fetched.
-			p, err := r.Charts.Prepare(ctx, hub, boundaryOf(app, s.identity, r.Options.NoCrossNamespaceObjects), a.Params, r.ClusterVersion.GitVersion)
+			p, err := r.Charts.Prepare(ctx, hub, facts.BoundaryOf(app, s.Identity, r.Options.NoCrossNamespaceObjects), a.Params, r.ClusterVersion.GitVersion)
 			if err != nil {
 				return nil, named(err)
 			}
@@ -82,8 +68,8 @@ func (r *Reconciler) chartActions(ctx context.Context, s *scope) func(string, *v
 					return nil, named(err)
 				}
 			}
-			s.releases = append(s.releases, &helmRelease{Cluster: clusterName, Component: need.Component, Name: p.Release, Namespace: p.Namespace,
-				Fingerprint: p.Fingerprint, Params: a.Params, AppNamespace: app.Namespace, prepared: p})
+			s.Releases = append(s.Releases, &facts.HelmRelease{Cluster: clusterName, Component: need.Component, Name: p.Release, Namespace: p.Namespace,
+				Fingerprint: p.Fingerprint, Params: a.Params, AppNamespace: app.Namespace, Prepared: p})
 			out = append(out, cueeval.ActionResult{Path: a.Path, Chart: p.Action})
 		}
 		return out, nil
@@ -93,7 +79,7 @@ func (r *Reconciler) chartActions(ctx context.Context, s *scope) func(string, *v
 // chartRendered notes what a component's chart rendered to: its objects
 // become the release record's manifest; hooks, which Steward does not
 // run, are reported once; the chart's CRDs are created when missing.
-func (r *Reconciler) chartRendered(ctx context.Context, s *scope) func(string, *render.Component) error {
+func (r *Reconciler) chartRendered(ctx context.Context, s *facts.Pass) func(string, *render.Component) error {
 	return func(clusterName string, c *render.Component) error {
 		for _, ch := range c.Charts {
 			if err := r.ensureCRDs(ctx, s, clusterName, c.Name, ch); err != nil {
@@ -111,9 +97,9 @@ func (r *Reconciler) chartRendered(ctx context.Context, s *scope) func(string, *
 			}
 			fmt.Fprintf(&manifest, "---\n# Source: %s\n%s", a.Name, b)
 		}
-		for _, rel := range s.releases {
-			if rel.Cluster == clusterName && rel.Component == c.Name && rel.manifest == "" {
-				rel.manifest = manifest.String()
+		for _, rel := range s.Releases {
+			if rel.Cluster == clusterName && rel.Component == c.Name && rel.Manifest == "" {
+				rel.Manifest = manifest.String()
 			}
 		}
 		var hooks []string
@@ -124,10 +110,10 @@ func (r *Reconciler) chartRendered(ctx context.Context, s *scope) func(string, *
 			return nil
 		}
 		msg := fmt.Sprintf("component %q: chart hooks are not run by Steward: %s", c.Name, strings.Join(hooks, ", "))
-		key := s.app.Namespace + "/" + s.app.Name + "#hooks/" + c.Name
-		if r.warned.firstTime(key, msg) {
-			ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Skipped Helm hooks: Steward delivers a chart's objects, not its hooks", "component", c.Name, "hooks", hooks)
-			r.Recorder.Eventf(s.app, nil, corev1.EventTypeWarning, v1beta1.EventHelmHooksNotRun, "Render", "%s", msg)
+		key := s.App.Namespace + "/" + s.App.Name + "#hooks/" + c.Name
+		if r.Warned.FirstTime(key, msg) {
+			ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped Helm hooks: Steward delivers a chart's objects, not its hooks", "component", c.Name, "hooks", hooks)
+			r.Recorder.Eventf(s.App, nil, corev1.EventTypeWarning, v1beta1.EventHelmHooksNotRun, "Render", "%s", msg)
 		}
 		return nil
 	}
@@ -138,17 +124,17 @@ func (r *Reconciler) chartRendered(ctx context.Context, s *scope) func(string, *
 // before the chart's objects are placed (their kinds must be served).
 // As Helm does, they are never upgraded nor deleted: a CRD's deletion
 // deletes every object of its kind in the cluster, whoever made them.
-func (r *Reconciler) ensureCRDs(ctx context.Context, s *scope, clusterName, component string, ch cueeval.ChartInfo) error {
+func (r *Reconciler) ensureCRDs(ctx context.Context, s *facts.Pass, clusterName, component string, ch cueeval.ChartInfo) error {
 	if len(ch.CRDs) == 0 {
 		return nil
 	}
 	fail := func(reason string, err error) error {
-		return &reasonError{reason: reason, err: fmt.Errorf("component %q: chart %s-%s: %w", component, ch.Chart, ch.Version, err)}
+		return &facts.ReasonError{Reason: reason, Err: fmt.Errorf("component %q: chart %s-%s: %w", component, ch.Chart, ch.Version, err)}
 	}
-	if r.Options.NoCrossNamespaceObjects && s.identity.IsZero() {
+	if r.Options.NoCrossNamespaceObjects && s.Identity.IsZero() {
 		return fail(v1beta1.ReasonClusterScopedObject, errors.New("its crds/ are cluster-scoped, which an Application acting as Steward itself may not create (--no-cross-namespace-objects); set options.includeCRDs: false, or give the Application a ServiceAccount"))
 	}
-	c, err := s.clients.GetClient(ctx, clusterName)
+	c, err := s.Clients.GetClient(ctx, clusterName)
 	if err != nil {
 		return err
 	}
@@ -162,7 +148,7 @@ func (r *Reconciler) ensureCRDs(ctx context.Context, s *scope, clusterName, comp
 			continue
 		}
 		if !apierrors.IsNotFound(err) {
-			return fail(reasonOf(err, v1beta1.ReasonApplyFailed), err)
+			return fail(facts.ReasonOf(err, v1beta1.ReasonApplyFailed), err)
 		}
 		if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
 			reason := v1beta1.ReasonApplyFailed
@@ -171,15 +157,15 @@ func (r *Reconciler) ensureCRDs(ctx context.Context, s *scope, clusterName, comp
 			}
 			return fail(reason, fmt.Errorf("creating CustomResourceDefinition %s: %w", crd.GetName(), err))
 		}
-		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Created a chart's CustomResourceDefinition (crds/); it is never upgraded nor deleted", "crd", crd.GetName(), "cluster", clusterName, "component", component)
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Created a chart's CustomResourceDefinition (crds/); it is never upgraded nor deleted", "crd", crd.GetName(), "cluster", clusterName, "component", component)
 	}
 	return nil
 }
 
 // ensureNamespace creates a release's namespace when it is missing, as
 // Helm's --create-namespace does; like Helm, Steward never deletes it.
-func (r *Reconciler) ensureNamespace(ctx context.Context, s *scope, clusterName, name string) error {
-	c, err := s.clients.GetClient(ctx, clusterName)
+func (r *Reconciler) ensureNamespace(ctx context.Context, s *facts.Pass, clusterName, name string) error {
+	c, err := s.Clients.GetClient(ctx, clusterName)
 	if err != nil {
 		return err
 	}
@@ -192,7 +178,7 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, s *scope, clusterName,
 	if err := c.Create(ctx, &ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating the release's namespace %q: %w", name, err)
 	}
-	ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Created the release's namespace (createNamespace); it is never deleted", "namespace", name, "cluster", clusterName)
+	ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Created the release's namespace (createNamespace); it is never deleted", "namespace", name, "cluster", clusterName)
 	return nil
 }
 
@@ -203,40 +189,40 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, s *scope, clusterName,
 // written (the ServiceAccount may not write Secrets there) is logged and
 // never holds the delivery back: the release is then delivered without
 // one.
-func (r *Reconciler) recordReleases(ctx context.Context, s *scope) string {
-	if len(s.releases) == 0 {
+func (r *Reconciler) recordReleases(ctx context.Context, s *facts.Pass) string {
+	if len(s.Releases) == 0 {
 		return ""
 	}
-	for _, rel := range s.releases {
+	for _, rel := range s.Releases {
 		err := r.recordRelease(ctx, s, rel)
 		if err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "Writing the Helm release record failed; the release is delivered without it", "release", rel.Name, "namespace", rel.Namespace)
 			continue
 		}
-		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Recorded a Helm release revision", "release", rel.Name, "namespace", rel.Namespace, "revision", rel.Revision, "chart", rel.prepared.Source)
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Recorded a Helm release revision", "release", rel.Name, "namespace", rel.Namespace, "revision", rel.Revision, "chart", rel.Prepared.Source)
 	}
-	b, err := json.Marshal(s.releases)
+	b, err := json.Marshal(s.Releases)
 	if err != nil {
 		return ""
 	}
 	return string(b)
 }
 
-func (r *Reconciler) recordRelease(ctx context.Context, s *scope, rel *helmRelease) error {
-	c, err := s.clients.GetClient(ctx, rel.Cluster)
+func (r *Reconciler) recordRelease(ctx context.Context, s *facts.Pass, rel *facts.HelmRelease) error {
+	c, err := s.Clients.GetClient(ctx, rel.Cluster)
 	if err != nil {
 		return err
 	}
-	md, err := chart.Metadata(rel.prepared.Action.Archive)
+	md, err := chart.Metadata(rel.Prepared.Action.Archive)
 	if err != nil {
 		return err
 	}
 	var values map[string]any
-	_ = json.Unmarshal(rel.prepared.Action.Values, &values)
+	_ = json.Unmarshal(rel.Prepared.Action.Values, &values)
 	rel.Revision, err = release.Record(ctx, c, release.Input{
-		Name: rel.Name, Namespace: rel.Namespace, Chart: md, Values: values, Manifest: rel.manifest,
-		Fingerprint: rel.Fingerprint, MaxHistory: rel.prepared.MaxHistory,
-		Labels: map[string]string{v1beta1.LabelAppName: s.app.Name, v1beta1.LabelAppNamespace: s.app.Namespace, v1beta1.LabelAppComponent: rel.Component},
+		Name: rel.Name, Namespace: rel.Namespace, Chart: md, Values: values, Manifest: rel.Manifest,
+		Fingerprint: rel.Fingerprint, MaxHistory: rel.Prepared.MaxHistory,
+		Labels: map[string]string{v1beta1.LabelAppName: s.App.Name, v1beta1.LabelAppNamespace: s.App.Namespace, v1beta1.LabelAppComponent: rel.Component},
 	})
 	return err
 }
@@ -244,54 +230,47 @@ func (r *Reconciler) recordRelease(ctx context.Context, s *scope, rel *helmRelea
 // releaseOwner are the labels that make a release record this
 // Application's (helmchart's owns): Record writes them, Deployed and
 // Uninstall touch only records that carry them.
-func releaseOwner(s *scope) map[string]string {
-	return map[string]string{v1beta1.LabelAppName: s.app.Name, v1beta1.LabelAppNamespace: s.app.Namespace}
-}
-
-// releasesOf reads the releases a tracker notes.
-func releasesOf(rt *v1beta1.ResourceTracker) []*helmRelease {
-	var out []*helmRelease
-	tracker.DecodeMark(rt, tracker.AnnotationHelmReleases, &out)
-	return out
+func releaseOwner(s *facts.Pass) map[string]string {
+	return map[string]string{v1beta1.LabelAppName: s.App.Name, v1beta1.LabelAppNamespace: s.App.Namespace}
 }
 
 // releasesDeployed marks the current version's release revisions
 // deployed once the version is applied in full.
-func (r *Reconciler) releasesDeployed(ctx context.Context, s *scope) {
-	for _, rel := range releasesOf(s.current) {
+func (r *Reconciler) releasesDeployed(ctx context.Context, s *facts.Pass) {
+	for _, rel := range record.ReleasesOf(s.Current) {
 		if rel.Revision == 0 {
 			continue
 		}
-		c, err := s.clients.GetClient(ctx, rel.Cluster)
+		c, err := s.Clients.GetClient(ctx, rel.Cluster)
 		if err == nil {
 			err = release.Deployed(ctx, c, rel.Name, rel.Namespace, rel.Revision, releaseOwner(s))
 		}
 		if err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "Marking the Helm release deployed failed", "release", rel.Name, "namespace", rel.Namespace)
-			s.setRetry(err)
+			s.SetRetry(err)
 		}
 	}
 }
 
 // uninstallReleases deletes the release records of every release the
 // trackers note, once the Application's objects are deleted.
-func (r *Reconciler) uninstallReleases(ctx context.Context, s *scope, trackers []v1beta1.ResourceTracker) error {
+func (r *Reconciler) uninstallReleases(ctx context.Context, s *facts.Pass, trackers []v1beta1.ResourceTracker) error {
 	seen := map[tracker.Key]bool{}
 	for i := range trackers {
-		for _, rel := range releasesOf(&trackers[i]) {
+		for _, rel := range record.ReleasesOf(&trackers[i]) {
 			k := tracker.Key{Cluster: rel.Cluster, Namespace: rel.Namespace, Name: rel.Name}
 			if seen[k] {
 				continue
 			}
 			seen[k] = true
-			c, err := s.clients.GetClient(ctx, rel.Cluster)
+			c, err := s.Clients.GetClient(ctx, rel.Cluster)
 			if err == nil {
 				err = release.Uninstall(ctx, c, rel.Name, rel.Namespace, releaseOwner(s))
 			}
 			if err != nil {
 				return fmt.Errorf("deleting the records of Helm release %s/%s: %w", rel.Namespace, rel.Name, err)
 			}
-			ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Deleted the Helm release's records", "release", rel.Name, "namespace", rel.Namespace, "cluster", rel.Cluster)
+			ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Deleted the Helm release's records", "release", rel.Name, "namespace", rel.Namespace, "cluster", rel.Cluster)
 		}
 	}
 	return nil
@@ -302,12 +281,12 @@ func (r *Reconciler) uninstallReleases(ctx context.Context, s *scope, trackers [
 // range, latest) now resolves to another chart, or a valuesFrom source
 // was edited. The version is then rendered again (a Helm upgrade). A
 // publishVersion pins the version, and nothing is looked at.
-func (r *Reconciler) chartInputsMoved(ctx context.Context, s *scope) bool {
-	rels := releasesOf(s.current)
-	if len(rels) == 0 || r.Charts == nil || s.clients == nil {
+func (r *Reconciler) chartInputsMoved(ctx context.Context, s *facts.Pass) bool {
+	rels := record.ReleasesOf(s.Current)
+	if len(rels) == 0 || r.Charts == nil || s.Clients == nil {
 		return false
 	}
-	hub, err := s.clients.GetClient(ctx, "")
+	hub, err := s.Clients.GetClient(ctx, "")
 	if err != nil {
 		return false
 	}
@@ -318,11 +297,11 @@ func (r *Reconciler) chartInputsMoved(ctx context.Context, s *scope) bool {
 		if err != nil {
 			// Kept as delivered; a render, when the spec changes, reports
 			// it. A chart being fetched is looked at on the next pass.
-			ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Kept the Helm release as delivered: its inputs cannot be read now", "release", rel.Name, "error", err.Error())
+			ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Kept the Helm release as delivered: its inputs cannot be read now", "release", rel.Name, "error", err.Error())
 			continue
 		}
 		if p.Fingerprint != rel.Fingerprint {
-			ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Rendering the version again: the chart or its values changed", "release", rel.Name, "component", rel.Component)
+			ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Rendering the version again: the chart or its values changed", "release", rel.Name, "component", rel.Component)
 			return true
 		}
 	}

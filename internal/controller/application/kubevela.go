@@ -34,32 +34,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/application/decisionlog"
+	"github.com/steward-oam/steward/internal/controller/application/facts"
 	"github.com/steward-oam/steward/internal/tracker"
 )
-
-// kubevelaConditionTypes are the condition types KubeVela writes on an
-// Application that Steward does not ("Ready" it shares): Steward drops
-// them from the status, since nothing would ever update them again.
-var kubevelaConditionTypes = []string{"Parsed", "Revision", "Policy", "Render", "Workflow", "StateKeep", "Synced"}
-
-// dropKubeVelaConditions removes KubeVela's condition types from conds and
-// returns the types removed.
-func dropKubeVelaConditions(conds *[]v1beta1.Condition) []string {
-	var dropped []string
-	for _, t := range kubevelaConditionTypes {
-		if v1beta1.RemoveCondition(conds, t) {
-			dropped = append(dropped, t)
-		}
-	}
-	return dropped
-}
-
-// tookOver logs one decision about what KubeVela left and keeps its note
-// for the pass's TakenOverFromKubeVela event.
-func (s *scope) tookOver(ctx context.Context, msg, note string, keysAndValues ...any) {
-	ctrl.LoggerFrom(ctx).V(decisionLevel).Info(msg, keysAndValues...)
-	s.takenOver = append(s.takenOver, note)
-}
 
 // adoptKubeVelaRoots records what KubeVela's root trackers list in
 // Steward's root tracker, metadata only (kept until the Application is
@@ -67,16 +45,16 @@ func (s *scope) tookOver(ctx context.Context, msg, note string, keysAndValues ..
 // manifest), then deletes them. It runs once the live version is
 // recorded and applied, before garbage is collected, so that nothing they
 // list is ever unrecorded or collected.
-func (r *Reconciler) adoptKubeVelaRoots(ctx context.Context, s *scope) error {
-	for i := range s.kubevelaRoots {
-		old := &s.kubevelaRoots[i]
+func (r *Reconciler) adoptKubeVelaRoots(ctx context.Context, s *facts.Pass) error {
+	for i := range s.KubeVelaRoots {
+		old := &s.KubeVelaRoots[i]
 		theirs, err := tracker.Entries(old)
 		if err != nil {
 			return err
 		}
 		var ours []v1beta1.ManagedResource
-		if s.root != nil {
-			if ours, err = tracker.Entries(s.root); err != nil {
+		if s.Root != nil {
+			if ours, err = tracker.Entries(s.Root); err != nil {
 				return err
 			}
 		}
@@ -91,23 +69,23 @@ func (r *Reconciler) adoptKubeVelaRoots(ctx context.Context, s *scope) error {
 			adopted++
 		}
 		if adopted > 0 {
-			if s.root == nil {
-				rt, err := r.Trackers.Record(ctx, tracker.RefOf(s.app), tracker.Root(), s.app.Generation, ours, tracker.KeepMissing, nil)
+			if s.Root == nil {
+				rt, err := r.Trackers.Record(ctx, tracker.RefOf(s.App), tracker.Root(), s.App.Generation, ours, tracker.KeepMissing, nil)
 				if err != nil {
 					return err
 				}
-				s.root = rt
-			} else if err := r.Trackers.Save(ctx, s.root, ours, 0); err != nil {
+				s.Root = rt
+			} else if err := r.Trackers.Save(ctx, s.Root, ours, 0); err != nil {
 				return err
 			}
 		}
 		if err := r.Trackers.Delete(ctx, old); err != nil {
 			return err
 		}
-		s.tookOver(ctx, "Adopted KubeVela's root resource tracker into Steward's and deleted it", fmt.Sprintf("adopted the %d objects of KubeVela's root resource tracker %s, then deleted it", adopted, old.Name),
+		tookOver(ctx, s, "Adopted KubeVela's root resource tracker into Steward's and deleted it", fmt.Sprintf("adopted the %d objects of KubeVela's root resource tracker %s, then deleted it", adopted, old.Name),
 			"resourceTracker", old.Name, "objects", adopted)
 	}
-	s.kubevelaRoots = nil
+	s.KubeVelaRoots = nil
 	return nil
 }
 
@@ -118,47 +96,40 @@ func (r *Reconciler) adoptKubeVelaRoots(ctx context.Context, s *scope) error {
 // only with that UID as a precondition. It is looked for only in a pass
 // that found KubeVela's trackers: a failure is logged and left, since the
 // ConfigMap goes with the Application anyway (its owner reference).
-func (r *Reconciler) deleteKubeVelaContext(ctx context.Context, s *scope) {
+func (r *Reconciler) deleteKubeVelaContext(ctx context.Context, s *facts.Pass) {
 	log := ctrl.LoggerFrom(ctx)
-	c, err := s.clients.GetClient(ctx, v1beta1.ClusterLocal)
+	c, err := s.Clients.GetClient(ctx, v1beta1.ClusterLocal)
 	if err != nil {
-		log.V(decisionLevel).Info("Left KubeVela's workflow context ConfigMap: no client for the hub", "error", err.Error())
+		log.V(decisionlog.Decision).Info("Left KubeVela's workflow context ConfigMap: no client for the hub", "error", err.Error())
 		return
 	}
-	key := client.ObjectKey{Namespace: s.app.Namespace, Name: "workflow-" + s.app.Name + "-context"}
+	key := client.ObjectKey{Namespace: s.App.Namespace, Name: "workflow-" + s.App.Name + "-context"}
 	cm := &corev1.ConfigMap{}
 	if err := c.Get(ctx, key, cm); err != nil {
 		if !apierrors.IsNotFound(err) {
-			log.V(decisionLevel).Info("Left KubeVela's workflow context ConfigMap: it could not be read", "configMap", key.Name, "error", err.Error())
+			log.V(decisionlog.Decision).Info("Left KubeVela's workflow context ConfigMap: it could not be read", "configMap", key.Name, "error", err.Error())
 		}
 		return
 	}
 	owned := false
 	for _, o := range cm.OwnerReferences {
-		owned = owned || (o.UID == s.app.UID && o.Kind == "Application")
+		owned = owned || (o.UID == s.App.UID && o.Kind == "Application")
 	}
 	if !owned {
-		log.V(decisionLevel).Info("Left a ConfigMap named like KubeVela's workflow context: the Application does not own it", "configMap", key.Name)
+		log.V(decisionlog.Decision).Info("Left a ConfigMap named like KubeVela's workflow context: the Application does not own it", "configMap", key.Name)
 		return
 	}
 	uid := cm.UID
 	if err := c.Delete(ctx, cm, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
-		log.V(decisionLevel).Info("Left KubeVela's workflow context ConfigMap: deleting it failed", "configMap", key.Name, "error", err.Error())
+		log.V(decisionlog.Decision).Info("Left KubeVela's workflow context ConfigMap: deleting it failed", "configMap", key.Name, "error", err.Error())
 		return
 	}
-	s.tookOver(ctx, "Deleted KubeVela's workflow context ConfigMap", "deleted KubeVela's workflow context ConfigMap "+key.Name, "configMap", key.Name)
+	tookOver(ctx, s, "Deleted KubeVela's workflow context ConfigMap", "deleted KubeVela's workflow context ConfigMap "+key.Name, "configMap", key.Name)
 }
 
-// hasKubeVelaTrackers reports whether the pass found trackers KubeVela
-// wrote.
-func (s *scope) hasKubeVelaTrackers() bool {
-	if len(s.kubevelaRoots) > 0 {
-		return true
-	}
-	for i := range s.older {
-		if tracker.KubeVelas(&s.older[i]) {
-			return true
-		}
-	}
-	return false
+// tookOver logs one decision about what KubeVela left and keeps its note
+// for the pass's TakenOverFromKubeVela event.
+func tookOver(ctx context.Context, s *facts.Pass, msg, note string, keysAndValues ...any) {
+	ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info(msg, keysAndValues...)
+	s.TakenOver = append(s.TakenOver, note)
 }

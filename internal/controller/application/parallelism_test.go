@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steward-oam/steward/internal/controller/application/facts"
 	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/placement"
 )
@@ -14,14 +15,14 @@ import (
 // once; without one, --cluster-concurrency does.
 func TestEachCluster_AtMostTheStepsParallelism(t *testing.T) {
 	r := &Reconciler{Options: Options{ClusterConcurrency: 8}}
-	groups := make([]clusterGroup, 6)
+	groups := make([]facts.ClusterGroup, 6)
 	for i := range groups {
-		groups[i] = clusterGroup{cluster: string(rune('a' + i))}
+		groups[i] = facts.ClusterGroup{Cluster: string(rune('a' + i))}
 	}
 	peak := func(limit int) int32 {
 		var running, most atomic.Int32
 		var mu sync.Mutex
-		r.eachClusterAtMost(limit, groups, func(clusterGroup, *clusterShare) {
+		r.eachClusterAtMost(limit, groups, func(facts.ClusterGroup, *facts.ClusterShare) {
 			n := running.Add(1)
 			mu.Lock()
 			if n > most.Load() {

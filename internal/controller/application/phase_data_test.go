@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/application/facts"
+	"github.com/steward-oam/steward/internal/controller/application/record"
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
@@ -23,16 +25,16 @@ func TestRefilled_TakesOnlyTheStepsWhoseValuesArrived(t *testing.T) {
 		entry("a", "a", `{"data":{"v":"recorded"}}`),
 		entry("c", "c-old", `{"data":{"host":"10.0.0.1"}}`),
 	}
-	s := &scope{trackerSet: trackerSet{current: &v1beta1.ResourceTracker{
+	s := &facts.Pass{Trackers: facts.Trackers{Current: &v1beta1.ResourceTracker{
 		ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{tracker.AnnotationWorkflowInputs: `{"spec":"x","steps":{"c":"old","d":"kept"}}`}},
 		Spec:       v1beta1.ResourceTrackerSpec{ManagedResources: recorded},
-	}}, renderReport: renderReport{refill: map[string]bool{"c": true}, rendered: &renderedInputs{Spec: "x", Steps: map[string]string{"c": "new", "d": "other"}}}}
+	}}, RenderReport: facts.RenderReport{Refill: map[string]bool{"c": true}, Rendered: &facts.RenderedInputs{Spec: "x", Steps: map[string]string{"c": "new", "d": "other"}}}}
 	rendered := []v1beta1.ManagedResource{
 		entry("a", "a", `{"data":{"v":"upgraded definition"}}`),
 		entry("c", "c", `{"data":{"host":"10.0.0.7"}}`),
 	}
 	root := []v1beta1.ManagedResource{entry("a", "a-root", `{}`), entry("c", "c-root", `{}`)}
-	v, r, err := refilled(s, rendered, root)
+	v, r, err := record.Refilled(s, rendered, root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +49,13 @@ func TestRefilled_TakesOnlyTheStepsWhoseValuesArrived(t *testing.T) {
 	if len(r) != 1 || r[0].Name != "c-root" {
 		t.Fatalf("root entries %+v, want c-root alone", r)
 	}
-	if s.rendered.Steps["c"] != "new" || s.rendered.Steps["d"] != "kept" {
-		t.Fatalf("rendered steps %v: c is rendered anew, d keeps what was recorded", s.rendered.Steps)
+	if s.Rendered.Steps["c"] != "new" || s.Rendered.Steps["d"] != "kept" {
+		t.Fatalf("rendered steps %v: c is rendered anew, d keeps what was recorded", s.Rendered.Steps)
 	}
+}
+
+func entry(component, kind, name string) v1beta1.ManagedResource {
+	e := v1beta1.ManagedResource{}
+	e.Component, e.Kind, e.Name = component, kind, name
+	return e
 }

@@ -9,6 +9,9 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/controller/application/facts"
+	"github.com/steward-oam/steward/internal/controller/application/memory"
+	"github.com/steward-oam/steward/internal/controller/application/status"
 	"github.com/steward-oam/steward/internal/helm/release"
 	"github.com/steward-oam/steward/internal/metrics"
 	"github.com/steward-oam/steward/internal/provider"
@@ -65,7 +68,7 @@ type Reconciler struct {
 
 	// memory is what the reconciler remembers of each Application
 	// between passes (memory.go); forget drops it.
-	memory
+	memory.Memory
 	clusterList cluster.ListCache
 	// hooks interrupt a pass in tests; nil in production.
 	hooks hooks
@@ -85,7 +88,7 @@ type Reconciler struct {
 // Reconcile brings one Application to its desired state. It has one
 // shape: get the Application, defer the one status write, finalize when
 // it is being deleted, ensure the finalizer, then run the phases over a
-// scope that records facts; pure functions turn the facts into status.
+// facts.Pass that records facts; package status turns the facts into status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	app := &v1beta1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
@@ -108,22 +111,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, r.releaseUnnamed(ctx, app)
 	}
 
-	s := newScope(app)
-	s.readFresh = readFresh
+	s := facts.NewPass(app)
+	s.ReadFresh = readFresh
 	defer func() { retErr = r.endPass(ctx, s, &result, retErr) }()
 	if deleting {
 		r.forget(req.NamespacedName)
 		return r.finalize(ctx, s)
 	}
 	if res, err := r.ensureFinalizer(ctx, s); err != nil || !res.IsZero() {
-		s.aborted = true
+		s.Aborted = true
 		return res, err
 	}
 	r.bindIdentity(s)
 
 	for _, p := range []struct {
-		stage func(*scope) metrics.Stage
-		run   func(context.Context, *scope) error
+		stage func(*facts.Pass) metrics.Stage
+		run   func(context.Context, *facts.Pass) error
 	}{
 		{nil, r.loadTrackers}, // reads the cache; protects and re-creates trackers
 		{stage(metrics.StageRender), r.renderAndRecord},
@@ -141,23 +144,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			r.Metrics.ObserveStage(p.stage(s), time.Since(start))
 		}
 		if errors.Is(err, errVanished) {
-			s.aborted = true
+			s.Aborted = true
 			return ctrl.Result{}, nil
 		}
 		if err != nil {
-			s.aborted = true
+			s.Aborted = true
 			r.notAdopted(app, err)
 			return ctrl.Result{}, err
 		}
 	}
-	r.notAdopted(app, s.retryErr)
-	return r.requeue(s), s.retryErr
+	r.notAdopted(app, s.RetryErr)
+	return r.requeue(s), s.RetryErr
 }
 
 // ensureFinalizer adds Steward's finalizer to an Application that does
 // not have it yet. A non-zero result, or an error, ends the pass.
-func (r *Reconciler) ensureFinalizer(ctx context.Context, s *scope) (ctrl.Result, error) {
-	app := s.app
+func (r *Reconciler) ensureFinalizer(ctx context.Context, s *facts.Pass) (ctrl.Result, error) {
+	app := s.App
 	if nameError(app) != nil || controllerutil.ContainsFinalizer(app, v1beta1.FinalizerResourceTracker) {
 		return ctrl.Result{}, nil
 	}
@@ -175,14 +178,14 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, s *scope) (ctrl.Result
 		}
 		return ctrl.Result{}, fmt.Errorf("adding finalizer to %s/%s: %w", app.Namespace, app.Name, err)
 	}
-	s.finalizerAdded = true
+	s.FinalizerAdded = true
 	return ctrl.Result{}, r.hooks.call(hookAfterFinalizer)
 }
 
 // endPass writes the status computed from the pass's facts, once, for
 // every kind of pass (deletion included), and returns the pass's error
 // with a failed status write joined to it.
-func (r *Reconciler) endPass(ctx context.Context, s *scope, result *ctrl.Result, passErr error) error {
+func (r *Reconciler) endPass(ctx context.Context, s *facts.Pass, result *ctrl.Result, passErr error) error {
 	err := r.patchStatus(ctx, s)
 	if errors.Is(err, errStatusMoved) {
 		// Someone wrote the Application meanwhile: read it soon.
@@ -192,15 +195,15 @@ func (r *Reconciler) endPass(ctx context.Context, s *scope, result *ctrl.Result,
 	// A pass that recorded the Application's first tracker may have
 	// applied for an Application that vanished meanwhile (see
 	// cleanUpVanished in finalize.go).
-	if s.guarded && (s.aborted || apierrors.IsNotFound(err)) {
+	if s.Guarded && (s.Aborted || apierrors.IsNotFound(err)) {
 		r.cleanUpVanished(ctx, s)
 		return passErr
 	}
 	if err != nil && !apierrors.IsNotFound(err) {
-		return errors.Join(passErr, fmt.Errorf("writing the status of %s/%s: %w", s.app.Namespace, s.app.Name, err))
+		return errors.Join(passErr, fmt.Errorf("writing the status of %s/%s: %w", s.App.Namespace, s.App.Name, err))
 	}
 	if err == nil && startedRunMovesOn(s) && result.RequeueAfter > conflictRetry {
-		// The run's start wakes no pass (applicationChanged), so the
+		// The run's start wakes no pass (wake.ApplicationChanged), so the
 		// steps after the one that finished run now rather than at the
 		// re-sync.
 		result.RequeueAfter = conflictRetry
@@ -212,49 +215,49 @@ func (r *Reconciler) endPass(ctx context.Context, s *scope, result *ctrl.Result,
 // which a step finished and the next would start, and the run was written:
 // the API server kept status.workflow (an Application CRD that prunes it
 // would have the next pass start the run again, and so loop).
-func startedRunMovesOn(s *scope) bool {
-	f := s.flow
-	if f == nil || !f.Started || !f.Next || s.aborted {
+func startedRunMovesOn(s *facts.Pass) bool {
+	f := s.Flow
+	if f == nil || !f.Started || !f.Next || s.Aborted {
 		return false
 	}
-	w := s.app.Status.Workflow
+	w := s.App.Status.Workflow
 	return w != nil && w.AppRevision == f.Status.AppRevision
 }
 
 // forget drops what the reconciler keeps in memory about an Application
 // that is gone or being deleted.
 func (r *Reconciler) forget(app types.NamespacedName) {
-	r.memory.forget(app)
+	r.Memory.Forget(app)
 	r.Watch.Forget(app)
 	if r.StepJobs != nil {
 		r.StepJobs.Forget(app)
 	}
 }
 
-// patchStatus writes the status computed from the scope's facts, only when
+// patchStatus writes the status computed from the pass's facts, only when
 // it changed, and emits events for condition transitions.
-func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
-	if s.aborted {
+func (r *Reconciler) patchStatus(ctx context.Context, s *facts.Pass) error {
+	if s.Aborted {
 		// The pass stopped before it knew the facts: the last status
 		// stays, and the work queue retries with back-off.
 		return nil
 	}
-	if s.statusWritten {
+	if s.StatusWritten {
 		// A deletion wrote it before releasing the Application.
-		return s.statusErr
+		return s.StatusErr
 	}
 	defer r.Metrics.StartStage(metrics.StageStatus)()
-	before := s.app.DeepCopy()
-	computeStatus(s, time.Now())
-	if len(s.droppedConditions) > 0 {
-		s.tookOver(ctx, "Dropped KubeVela's conditions from the status", "dropped KubeVela's conditions "+strings.Join(s.droppedConditions, ", "),
-			"conditions", s.droppedConditions)
+	before := s.App.DeepCopy()
+	status.Compute(s, time.Now())
+	if len(s.DroppedConditions) > 0 {
+		tookOver(ctx, s, "Dropped KubeVela's conditions from the status", "dropped KubeVela's conditions "+strings.Join(s.DroppedConditions, ", "),
+			"conditions", s.DroppedConditions)
 	}
-	r.emitEvents(s, before)
-	if !s.deleting {
+	r.events().Emit(s, before)
+	if !s.Deleting {
 		r.recordSizes(s)
 	}
-	if equality.Semantic.DeepEqual(before.Status, s.app.Status) {
+	if equality.Semantic.DeepEqual(before.Status, s.App.Status) {
 		return nil
 	}
 	// Written only over the status this pass read (optimistic lock): a
@@ -264,7 +267,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	// (resume, suspend): it moves on only from what they last wrote. On a
 	// conflict the Application is read again soon and the next pass
 	// derives the whole status anew.
-	err := r.Client.Status().Patch(ctx, s.app, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	err := r.Client.Status().Patch(ctx, s.App, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 	if apierrors.IsConflict(err) {
 		ctrl.LoggerFrom(ctx).V(1).Info("Status not written: the Application changed since this pass read it; the next pass reads it again")
 		return errStatusMoved
@@ -282,22 +285,22 @@ const conflictRetry = 200 * time.Millisecond
 
 // recordSizes exports the tracked resources and the current tracker's
 // size, raw and as stored.
-func (r *Reconciler) recordSizes(s *scope) {
-	r.Metrics.SetTrackedResources(s.app.Namespace, s.app.Name, len(s.app.Status.AppliedResources))
-	if s.current != nil {
-		raw, stored := tracker.Sizes(s.current)
-		r.Metrics.SetTrackerSize(s.app.Namespace, s.app.Name, raw, stored)
+func (r *Reconciler) recordSizes(s *facts.Pass) {
+	r.Metrics.SetTrackedResources(s.App.Namespace, s.App.Name, len(s.App.Status.AppliedResources))
+	if s.Current != nil {
+		raw, stored := tracker.Sizes(s.Current)
+		r.Metrics.SetTrackerSize(s.App.Namespace, s.App.Name, raw, stored)
 	}
 }
 
-func stage(st metrics.Stage) func(*scope) metrics.Stage {
-	return func(*scope) metrics.Stage { return st }
+func stage(st metrics.Stage) func(*facts.Pass) metrics.Stage {
+	return func(*facts.Pass) metrics.Stage { return st }
 }
 
 // keepStage is "apply" for a pass that dispatches a new version, else
 // "statekeep".
-func keepStage(s *scope) metrics.Stage {
-	if s.fresh {
+func keepStage(s *facts.Pass) metrics.Stage {
+	if s.Fresh {
 		return metrics.StageApply
 	}
 	return metrics.StageStateKeep

@@ -11,6 +11,9 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/controller/application/decisionlog"
+	"github.com/steward-oam/steward/internal/controller/application/facts"
+	"github.com/steward-oam/steward/internal/controller/application/record"
 	"github.com/steward-oam/steward/internal/cueeval"
 	"github.com/steward-oam/steward/internal/definition"
 	"github.com/steward-oam/steward/internal/delivery"
@@ -29,39 +32,39 @@ import (
 // publishVersion seen before: a rollback) its recorded manifests are kept
 // as they are, without rendering the current spec. A render failure leaves
 // the earlier version in place and kept.
-func (r *Reconciler) renderAndRecord(ctx context.Context, s *scope) error {
-	gen := s.app.Generation
-	kind := tracker.VersionOf(s.app)
-	if err := nameError(s.app); err != nil {
-		ctrl.LoggerFrom(ctx).V(1).Info("Refused Application", "reason", v1beta1.ReasonInvalidName, "nameLength", len(s.app.Name))
-		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidName, err: err}
+func (r *Reconciler) renderAndRecord(ctx context.Context, s *facts.Pass) error {
+	gen := s.App.Generation
+	kind := tracker.VersionOf(s.App)
+	if err := nameError(s.App); err != nil {
+		ctrl.LoggerFrom(ctx).V(1).Info("Refused Application", "reason", v1beta1.ReasonInvalidName, "nameLength", len(s.App.Name))
+		s.RenderErr = &facts.ReasonError{Reason: v1beta1.ReasonInvalidName, Err: err}
 		return nil
 	}
-	if s.identityErr != nil {
-		s.renderErr = s.identityErr
+	if s.IdentityErr != nil {
+		s.RenderErr = s.IdentityErr
 		return nil
 	}
-	if s.rulesErr != nil {
-		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: s.rulesErr}
+	if s.RulesErr != nil {
+		s.RenderErr = &facts.ReasonError{Reason: v1beta1.ReasonInvalidPolicy, Err: s.RulesErr}
 		return nil
 	}
-	if missing := r.missingStepDefinitions(ctx, s.app); missing != nil {
+	if missing := r.missingStepDefinitions(ctx, s.App); missing != nil {
 		// A workflow step Steward cannot run refuses the version before
 		// anything of it is rendered.
-		s.renderErr = missing
+		s.RenderErr = missing
 		return nil
 	}
-	if len(s.app.Spec.Policies) > 0 {
+	if len(s.App.Spec.Policies) > 0 {
 		// A policy Steward does not carry out refuses the version, never
 		// is skipped.
-		defs, err := r.resolveDefinitions(ctx, s.app)
+		defs, err := r.resolveDefinitions(ctx, s.App)
 		if err != nil {
-			s.setRetry(err)
+			s.SetRetry(err)
 			return err
 		}
-		if err := policy.Unsupported(s.app, defs.Policies); err != nil {
+		if err := policy.Unsupported(s.App, defs.Policies); err != nil {
 			ctrl.LoggerFrom(ctx).V(1).Info("Refused Application", "reason", v1beta1.ReasonUnsupportedPolicy, "error", err.Error())
-			s.renderErr = &reasonError{reason: v1beta1.ReasonUnsupportedPolicy, err: err}
+			s.RenderErr = &facts.ReasonError{Reason: v1beta1.ReasonUnsupportedPolicy, Err: err}
 			return nil
 		}
 	}
@@ -73,17 +76,17 @@ func (r *Reconciler) renderAndRecord(ctx context.Context, s *scope) error {
 	// applied when the step runs, and the version is not dispatched
 	// again as a whole.
 	refill := false
-	if s.current != nil && s.current.Name == tracker.Name(s.app.Name, s.app.Namespace, kind) &&
+	if s.Current != nil && s.Current.Name == tracker.Name(s.App.Name, s.App.Namespace, kind) &&
 		(kind.PublishVersion != "" || (!r.placementsMoved(ctx, s) && !r.chartInputsMoved(ctx, s) && !r.definitionsMoved(ctx, s))) {
-		if !inputsMoved(s) {
+		if !record.InputsMoved(s) {
 			return r.reuseVersion(ctx, s)
 		}
 		refill = true
 	}
 	versioned, root, placed, err := r.renderPlacements(ctx, s, gen, kind)
 	if err != nil {
-		if s.renderErr == nil {
-			s.setRetry(err)
+		if s.RenderErr == nil {
+			s.SetRetry(err)
 			return err
 		}
 		return nil
@@ -92,33 +95,33 @@ func (r *Reconciler) renderAndRecord(ctx context.Context, s *scope) error {
 		// Only the objects of the steps whose values arrived are taken
 		// from the render; every other step keeps what the version
 		// recorded (today's definitions or clusters change nothing of it).
-		if versioned, root, err = refilled(s, versioned, root); err != nil {
-			s.recordErr = err
+		if versioned, root, err = record.Refilled(s, versioned, root); err != nil {
+			s.RecordErr = err
 			return nil
 		}
 	}
-	if !refill && s.current != nil && s.current.Name == tracker.Name(s.app.Name, s.app.Namespace, kind) {
+	if !refill && s.Current != nil && s.Current.Name == tracker.Name(s.App.Name, s.App.Namespace, kind) {
 		// The version kept is rendered again (its clusters moved): what
 		// its custom steps recorded is no render's, and stays recorded.
-		if versioned, err = carryStepEntries(s.current, versioned); err != nil {
-			s.recordErr = err
+		if versioned, err = record.CarryStepEntries(s.Current, versioned); err != nil {
+			s.RecordErr = err
 			return nil
 		}
 	}
-	marks := map[string]string{tracker.AnnotationDispatchPending: pendingNew, tracker.AnnotationWorkflowSteps: "", tracker.AnnotationWorkflowInputs: renderedMark(s), tracker.AnnotationParallelism: "",
+	marks := map[string]string{tracker.AnnotationDispatchPending: pendingNew, tracker.AnnotationWorkflowSteps: "", tracker.AnnotationWorkflowInputs: record.RenderedMark(s), tracker.AnnotationParallelism: "",
 		tracker.AnnotationHelmReleases: r.recordReleases(ctx, s), tracker.AnnotationDefinitions: r.definitionsFingerprint(ctx, s),
 		tracker.AnnotationRootObjects: tracker.RootObjectsRecorded}
-	if s.parallelism > 0 {
-		marks[tracker.AnnotationParallelism] = strconv.Itoa(s.parallelism)
+	if s.Parallelism > 0 {
+		marks[tracker.AnnotationParallelism] = strconv.Itoa(s.Parallelism)
 	}
 	fresh := true
 	if refill {
-		pending := tracker.Mark(s.current, tracker.AnnotationDispatchPending)
+		pending := tracker.Mark(s.Current, tracker.AnnotationDispatchPending)
 		delete(marks, tracker.AnnotationDispatchPending)
 		fresh = pending != ""
-		s.rolledBack = pending == pendingRollback
+		s.RolledBack = pending == pendingRollback
 	}
-	if wf := workflow.Of(s.app); workflow.Gated(wf) {
+	if wf := workflow.Of(s.App); workflow.Gated(wf) {
 		// The run follows the steps the version was rendered with. A
 		// workflow it cannot run records nothing, root entries included.
 		steps, err := workflow.Steps(wf)
@@ -127,35 +130,35 @@ func (r *Reconciler) renderAndRecord(ctx context.Context, s *scope) error {
 			err = steps.CheckConditions()
 		}
 		if errors.Is(err, cueeval.ErrUnavailable) {
-			s.setRetry(err)
+			s.SetRetry(err)
 			return err
 		}
 		if err != nil {
 			reason := v1beta1.ReasonUnsupportedWorkflow
 			if errors.As(err, new(*cueeval.BudgetError)) {
 				reason = v1beta1.ReasonEvaluationBudgetExceeded
-				s.setRetry(err)
+				s.SetRetry(err)
 			}
-			s.renderErr = &reasonError{reason: reason, err: err}
+			s.RenderErr = &facts.ReasonError{Reason: reason, Err: err}
 			return nil
 		}
 		marks[tracker.AnnotationWorkflowSteps] = workflow.Encode(steps)
 	}
-	if defs, err := r.resolveDefinitions(ctx, s.app); err == nil {
+	if defs, err := r.resolveDefinitions(ctx, s.App); err == nil {
 		// PostDispatch traits render once the workload is healthy: until
 		// then the objects the kept version's rendered stay recorded.
-		versioned, root = carryPostTraits(s, defs, versioned, root)
+		versioned, root = record.CarryPostTraits(s, defs, versioned, root)
 	} else {
-		s.setRetry(err)
+		s.SetRetry(err)
 		return err
 	}
-	s.newKeys = inventory.Unseen(append(append([]v1beta1.ManagedResource(nil), versioned...), root...),
-		append([]*v1beta1.ResourceTracker{s.current, s.root}, pointers(s.older)...)...)
-	ref := tracker.RefOf(s.app)
-	if len(root) > 0 || s.root != nil {
-		if s.root, err = r.Trackers.Record(ctx, ref, tracker.Root(), gen, root, tracker.KeepMissing, nil); err != nil {
-			s.recordErr = err
-			s.setRetry(err)
+	s.NewKeys = inventory.Unseen(append(append([]v1beta1.ManagedResource(nil), versioned...), root...),
+		append([]*v1beta1.ResourceTracker{s.Current, s.Root}, pointers(s.Older)...)...)
+	ref := tracker.RefOf(s.App)
+	if len(root) > 0 || s.Root != nil {
+		if s.Root, err = r.Trackers.Record(ctx, ref, tracker.Root(), gen, root, tracker.KeepMissing, nil); err != nil {
+			s.RecordErr = err
+			s.SetRetry(err)
 			return nil
 		}
 	}
@@ -167,30 +170,30 @@ func (r *Reconciler) renderAndRecord(ctx context.Context, s *scope) error {
 	// render (inventory.Garbage).
 	rt, err := r.Trackers.Record(ctx, ref, kind, gen, inventory.WithRoot(versioned, root), tracker.DeleteMissing, marks)
 	if err != nil {
-		s.recordErr = err
-		s.setRetry(err)
+		s.RecordErr = err
+		s.SetRetry(err)
 		return nil
 	}
-	if s.current != nil && s.current.Name != rt.Name {
-		s.older = append(s.older, *s.current)
+	if s.Current != nil && s.Current.Name != rt.Name {
+		s.Older = append(s.Older, *s.Current)
 	}
 	// A tracker of the same name left by an earlier Application was just
 	// taken over: it is current now, not an older one.
-	s.older = slices.DeleteFunc(s.older, func(o v1beta1.ResourceTracker) bool { return o.Name == rt.Name })
-	s.current = rt
-	s.fresh = fresh
+	s.Older = slices.DeleteFunc(s.Older, func(o v1beta1.ResourceTracker) bool { return o.Name == rt.Name })
+	s.Current = rt
+	s.Fresh = fresh
 	if refill {
-		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Recorded the version again with the values its workflow steps take", "resourceTracker", rt.Name, "generation", gen, "objects", len(versioned))
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Recorded the version again with the values its workflow steps take", "resourceTracker", rt.Name, "generation", gen, "objects", len(versioned))
 	} else {
-		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Recorded a new version", "resourceTracker", rt.Name, "generation", gen, "objects", len(versioned), "rootObjects", len(root))
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Recorded a new version", "resourceTracker", rt.Name, "generation", gen, "objects", len(versioned), "rootObjects", len(root))
 	}
-	if delivery.UsesTopology(s.app) && !refill {
+	if delivery.UsesTopology(s.App) && !refill {
 		if err := r.Trackers.Annotate(ctx, rt, tracker.AnnotationPlacements, placed); err != nil {
-			s.setRetry(err)
+			s.SetRetry(err)
 		}
 	}
 	if err := r.recordComponentRevisions(ctx, s, versioned); err != nil {
-		s.setRetry(err)
+		s.SetRetry(err)
 	}
 	return r.hooks.call(hookAfterRecord)
 }
@@ -202,32 +205,32 @@ func (r *Reconciler) renderAndRecord(ctx context.Context, s *scope) error {
 // rolled back to) whose dispatch never finished, because the pass that
 // recorded it stopped, is dispatched now; the tracker's pending mark, not
 // the status (which an aborted pass does not write), says so.
-func (r *Reconciler) reuseVersion(ctx context.Context, s *scope) error {
-	gen := s.app.Generation
-	pending := tracker.Mark(s.current, tracker.AnnotationDispatchPending)
-	if s.current.Spec.ApplicationGeneration < s.newestGeneration {
+func (r *Reconciler) reuseVersion(ctx context.Context, s *facts.Pass) error {
+	gen := s.App.Generation
+	pending := tracker.Mark(s.Current, tracker.AnnotationDispatchPending)
+	if s.Current.Spec.ApplicationGeneration < s.NewestGeneration {
 		// Switching back to a version recorded earlier is a rollback: its
 		// manifests are dispatched again.
 		return r.rollBack(ctx, s)
 	}
 	if pending != "" {
-		s.fresh = true
-		s.rolledBack = pending == pendingRollback
-		ctrl.LoggerFrom(ctx).V(1).Info("Dispatching a version whose dispatch never finished", "resourceTracker", s.current.Name, "pending", pending)
+		s.Fresh = true
+		s.RolledBack = pending == pendingRollback
+		ctrl.LoggerFrom(ctx).V(1).Info("Dispatching a version whose dispatch never finished", "resourceTracker", s.Current.Name, "pending", pending)
 	}
-	if s.current.Spec.ApplicationGeneration == gen {
+	if s.Current.Spec.ApplicationGeneration == gen {
 		return nil
 	}
 	// A spec change that publishes nothing (same publishVersion): the
 	// version stays as recorded, only the generation it is kept at moves.
-	entries, err := tracker.Entries(s.current)
+	entries, err := tracker.Entries(s.Current)
 	if err != nil {
-		s.recordErr = err
+		s.RecordErr = err
 		return nil
 	}
-	if err := r.Trackers.Save(ctx, s.current, entries, gen); err != nil {
-		s.recordErr = err
-		s.setRetry(err)
+	if err := r.Trackers.Save(ctx, s.Current, entries, gen); err != nil {
+		s.RecordErr = err
+		s.SetRetry(err)
 	}
 	return nil
 }
@@ -235,21 +238,21 @@ func (r *Reconciler) reuseVersion(ctx context.Context, s *scope) error {
 // rollBack makes the current tracker, an earlier version, the live one
 // again: entries garbage collection marked while it was older are wanted
 // again, and the tracker is marked pending until dispatched.
-func (r *Reconciler) rollBack(ctx context.Context, s *scope) error {
-	s.rolledBack, s.fresh = true, true
-	ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Rolling back to an earlier version", "resourceTracker", s.current.Name, "newestGeneration", s.newestGeneration)
-	entries, err := tracker.Entries(s.current)
+func (r *Reconciler) rollBack(ctx context.Context, s *facts.Pass) error {
+	s.RolledBack, s.Fresh = true, true
+	ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Rolling back to an earlier version", "resourceTracker", s.Current.Name, "newestGeneration", s.NewestGeneration)
+	entries, err := tracker.Entries(s.Current)
 	if err != nil {
-		s.recordErr = err
+		s.RecordErr = err
 		return nil
 	}
 	for i := range entries {
 		entries[i].Deleted = false
 	}
 	marks := map[string]string{tracker.AnnotationDispatchPending: pendingRollback}
-	if err := r.Trackers.SaveMarked(ctx, s.current, entries, s.app.Generation, marks); err != nil {
-		s.recordErr = err
-		s.setRetry(err)
+	if err := r.Trackers.SaveMarked(ctx, s.Current, entries, s.App.Generation, marks); err != nil {
+		s.RecordErr = err
+		s.SetRetry(err)
 	}
 	return nil
 }
@@ -278,9 +281,9 @@ func (r *Reconciler) resolver() definition.Resolver {
 // deploy steps (the hub alone without topology policies), each with the
 // step's overrides and the placement's namespace, and returns the entries
 // for the versioned and root trackers, each naming its cluster. User
-// errors go to s.renderErr; the returned error is then non-nil too.
-func (r *Reconciler) renderPlacements(ctx context.Context, s *scope, gen int64, kind tracker.Kind) (versioned, root []v1beta1.ManagedResource, placed string, err error) {
-	steps, err := r.placements(ctx, s.app, true)
+// errors go to s.RenderErr; the returned error is then non-nil too.
+func (r *Reconciler) renderPlacements(ctx context.Context, s *facts.Pass, gen int64, kind tracker.Kind) (versioned, root []v1beta1.ManagedResource, placed string, err error) {
+	steps, err := r.placements(ctx, s.App, true)
 	if err != nil {
 		if errors.Is(err, errClusterList) {
 			return nil, nil, "", err
@@ -289,21 +292,21 @@ func (r *Reconciler) renderPlacements(ctx context.Context, s *scope, gen int64, 
 		if errors.As(err, new(*workflow.UnsupportedError)) || errors.As(err, new(*workflow.InvalidWorkflowError)) {
 			reason = v1beta1.ReasonUnsupportedWorkflow
 		}
-		s.renderErr = &reasonError{reason: reason, err: err}
+		s.RenderErr = &facts.ReasonError{Reason: reason, Err: err}
 		return nil, nil, "", err
 	}
 	// Steps taking values other steps export are rendered once the
 	// values are there.
-	deliver, err := withInputs(s, steps, kind)
+	deliver, err := record.WithInputs(s, steps, kind)
 	if err != nil {
-		s.renderErr = &reasonError{reason: v1beta1.ReasonUnsupportedWorkflow, err: err}
+		s.RenderErr = &facts.ReasonError{Reason: v1beta1.ReasonUnsupportedWorkflow, Err: err}
 		return nil, nil, "", err
 	}
-	objs, err := delivery.Objects(s.app, deliver, delivery.Input{
+	objs, err := delivery.Objects(s.App, deliver, delivery.Input{
 		Renderer:    r.Renderer,
 		Definitions: func(app *v1beta1.Application) (render.Definitions, error) { return r.resolveDefinitions(ctx, app) },
 		Context: render.AppContext{
-			AppRevision:       delivery.RevisionName(s.app, gen),
+			AppRevision:       delivery.RevisionName(s.App, gen),
 			AppRevisionNum:    gen,
 			PublishVersion:    kind.PublishVersion,
 			ClusterVersion:    r.ClusterVersion,
@@ -319,32 +322,32 @@ func (r *Reconciler) renderPlacements(ctx context.Context, s *scope, gen int64, 
 		// Nothing is known of the version: the pass stops and is retried.
 		return nil, nil, "", err
 	case errors.As(err, &policyErr):
-		s.renderErr = &reasonError{reason: v1beta1.ReasonInvalidPolicy, err: policyErr.Err}
+		s.RenderErr = &facts.ReasonError{Reason: v1beta1.ReasonInvalidPolicy, Err: policyErr.Err}
 		return nil, nil, "", err
 	case err != nil:
-		s.renderErr = err
+		s.RenderErr = err
 		if errors.As(err, new(*delivery.ScopeError)) || errors.As(err, new(*release.Error)) {
 			// A kind not served yet, a chart being fetched or a repository
 			// out of reach may pass by itself.
-			s.setRetry(err)
+			s.SetRetry(err)
 		}
-		if reasonOf(err, "") == v1beta1.ReasonEvaluationBudgetExceeded {
+		if facts.ReasonOf(err, "") == v1beta1.ReasonEvaluationBudgetExceeded {
 			// Tried again with back-off: a time limit may have been hit on
 			// a busy machine. The evaluators remember the failure, so a
 			// retry costs nothing until its own back-off ends.
-			r.Metrics.BudgetExceeded(budgetLimit(err))
-			s.setRetry(err)
+			r.Metrics.BudgetExceeded(facts.BudgetLimit(err))
+			s.SetRetry(err)
 		}
 		return nil, nil, "", err
 	}
-	versioned, root, err = entriesOf(s.app, objs, s.rules)
+	versioned, root, err = record.Entries(s.App, objs, s.Rules)
 	if err == nil && r.Options.NoCrossNamespaceObjects {
-		err = checkBoundary(s.app, s.identity, append(append([]v1beta1.ManagedResource(nil), versioned...), root...))
+		err = facts.CheckBoundary(s.App, s.Identity, append(append([]v1beta1.ManagedResource(nil), versioned...), root...))
 	}
 	if err != nil {
-		s.renderErr = err
+		s.RenderErr = err
 	}
-	s.parallelism = delivery.ParallelismOf(steps)
+	s.Parallelism = delivery.ParallelismOf(steps)
 	return versioned, root, delivery.PlacementsOf(steps), err
 }
 
@@ -372,15 +375,15 @@ func (r *Reconciler) placements(ctx context.Context, app *v1beta1.Application, f
 // rendered again into its own tracker: new clusters get the objects, and
 // those of clusters no longer selected are deleted. The registry is read
 // through a short-lived cache shared by all Applications.
-func (r *Reconciler) placementsMoved(ctx context.Context, s *scope) bool {
-	if !delivery.UsesTopology(s.app) || s.rulesErr != nil {
+func (r *Reconciler) placementsMoved(ctx context.Context, s *facts.Pass) bool {
+	if !delivery.UsesTopology(s.App) || s.RulesErr != nil {
 		return false
 	}
-	steps, err := r.placements(ctx, s.app, false)
+	steps, err := r.placements(ctx, s.App, false)
 	if err != nil {
 		return false
 	}
-	return delivery.PlacementsOf(steps) != tracker.Mark(s.current, tracker.AnnotationPlacements)
+	return delivery.PlacementsOf(steps) != tracker.Mark(s.Current, tracker.AnnotationPlacements)
 }
 
 func pointers(rts []v1beta1.ResourceTracker) []*v1beta1.ResourceTracker {
@@ -389,14 +392,4 @@ func pointers(rts []v1beta1.ResourceTracker) []*v1beta1.ResourceTracker {
 		out[i] = &rts[i]
 	}
 	return out
-}
-
-// budgetLimit names the limit a render hit, for the metric of renders
-// refused after evaluation (evaluations count their own).
-func budgetLimit(err error) string {
-	var le *render.LimitError
-	if errors.As(err, &le) {
-		return string(le.Limit)
-	}
-	return ""
 }

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/application/decisionlog"
+	"github.com/steward-oam/steward/internal/controller/application/facts"
+	"github.com/steward-oam/steward/internal/controller/application/record"
 	"github.com/steward-oam/steward/internal/controller/definition"
 	"github.com/steward-oam/steward/internal/tracker"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,19 +23,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// componentRevision is what the component-revision tracker records for one
-// revision of one component.
-type componentRevision struct {
-	Revision              int64  `json:"revision"`
-	Hash                  string `json:"hash"`
-	ApplicationGeneration int64  `json:"applicationGeneration"`
-}
-
 // recordComponentRevisions adds a revision to the component-revision
 // tracker for each component whose rendered objects changed, keeping the
 // newest --application-revision-limit revisions of each component. The
 // entries are records only: nothing is applied or deleted for them.
-func (r *Reconciler) recordComponentRevisions(ctx context.Context, s *scope, entries []v1beta1.ManagedResource) error {
+func (r *Reconciler) recordComponentRevisions(ctx context.Context, s *facts.Pass, entries []v1beta1.ManagedResource) error {
 	hashes := map[string]string{}
 	var order []string
 	sums := map[string][]byte{}
@@ -61,15 +56,15 @@ func (r *Reconciler) recordComponentRevisions(ctx context.Context, s *scope, ent
 	for c, sum := range sums {
 		hashes[c] = hex.EncodeToString(sum)[:10]
 	}
-	ref := tracker.RefOf(s.app)
-	rt := s.comprev
+	ref := tracker.RefOf(s.App)
+	rt := s.Comprev
 	if rt != nil && rt.Labels[v1beta1.LabelAppUID] != ref.UID {
 		// Left by an earlier Application of the same name: its history is
 		// not this one's.
 		if err := r.Trackers.Delete(ctx, rt); err != nil {
 			return err
 		}
-		rt, s.comprev = nil, nil
+		rt, s.Comprev = nil, nil
 	}
 	var existing []v1beta1.ManagedResource
 	if rt != nil {
@@ -78,10 +73,10 @@ func (r *Reconciler) recordComponentRevisions(ctx context.Context, s *scope, ent
 			return err
 		}
 	}
-	latest := map[string]componentRevision{}
+	latest := map[string]record.ComponentRevision{}
 	count := map[string]int{}
 	for _, e := range existing {
-		var rev componentRevision
+		var rev record.ComponentRevision
 		if e.Data != nil && json.Unmarshal(e.Data.Raw, &rev) == nil && rev.Revision >= latest[e.Component].Revision {
 			latest[e.Component] = rev
 		}
@@ -93,7 +88,7 @@ func (r *Reconciler) recordComponentRevisions(ctx context.Context, s *scope, ent
 		if latest[comp].Hash == hashes[comp] {
 			continue
 		}
-		rev := componentRevision{Revision: latest[comp].Revision + 1, Hash: hashes[comp], ApplicationGeneration: s.app.Generation}
+		rev := record.ComponentRevision{Revision: latest[comp].Revision + 1, Hash: hashes[comp], ApplicationGeneration: s.App.Generation}
 		raw, _ := json.Marshal(rev)
 		out = append(out, v1beta1.ManagedResource{
 			ClusterObjectReference: v1beta1.ClusterObjectReference{APIVersion: v1beta1.GroupVersion.String(), Kind: "ComponentRevision",
@@ -107,26 +102,12 @@ func (r *Reconciler) recordComponentRevisions(ctx context.Context, s *scope, ent
 	if !changed {
 		return nil
 	}
-	out = trimRevisions(out, count, max(r.Options.RevisionLimit, 1))
+	out = record.TrimRevisions(out, count, max(r.Options.RevisionLimit, 1))
 	if rt == nil {
-		_, err := r.Trackers.Record(ctx, ref, tracker.ComponentRevision(), s.app.Generation, out, tracker.DeleteMissing, nil)
+		_, err := r.Trackers.Record(ctx, ref, tracker.ComponentRevision(), s.App.Generation, out, tracker.DeleteMissing, nil)
 		return err
 	}
-	return r.Trackers.Save(ctx, rt, out, s.app.Generation)
-}
-
-// trimRevisions drops the oldest revisions of components with more than
-// limit.
-func trimRevisions(entries []v1beta1.ManagedResource, count map[string]int, limit int) []v1beta1.ManagedResource {
-	out := entries[:0:0]
-	for _, e := range entries {
-		if count[e.Component] > limit {
-			count[e.Component]--
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
+	return r.Trackers.Save(ctx, rt, out, s.App.Generation)
 }
 
 // autoUpdateDelay gathers the definition changes of one `kubectl apply`
@@ -140,11 +121,11 @@ func (r *Reconciler) autoUpdate(app *v1beta1.Application) bool {
 
 // definitionsFingerprint is the tracker.AnnotationDefinitions mark of the version
 // being recorded: "" unless the Application is autoUpdate.
-func (r *Reconciler) definitionsFingerprint(ctx context.Context, s *scope) string {
-	if !r.autoUpdate(s.app) {
+func (r *Reconciler) definitionsFingerprint(ctx context.Context, s *facts.Pass) string {
+	if !r.autoUpdate(s.App) {
 		return ""
 	}
-	fp, err := r.resolver().Fingerprint(ctx, s.app)
+	fp, err := r.resolver().Fingerprint(ctx, s.App)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Reading the definitions' fingerprint failed; the next pass renders again")
 		return ""
@@ -157,15 +138,15 @@ func (r *Reconciler) definitionsFingerprint(ctx context.Context, s *scope) strin
 // version is then rendered again. Applications without the annotation
 // keep the version they rendered until their spec changes, as in KubeVela;
 // a pinned type's revision never changes.
-func (r *Reconciler) definitionsMoved(ctx context.Context, s *scope) bool {
-	if !r.autoUpdate(s.app) || s.current == nil {
+func (r *Reconciler) definitionsMoved(ctx context.Context, s *facts.Pass) bool {
+	if !r.autoUpdate(s.App) || s.Current == nil {
 		return false
 	}
-	fp, err := r.resolver().Fingerprint(ctx, s.app)
-	if err != nil || fp == tracker.Mark(s.current, tracker.AnnotationDefinitions) {
+	fp, err := r.resolver().Fingerprint(ctx, s.App)
+	if err != nil || fp == tracker.Mark(s.Current, tracker.AnnotationDefinitions) {
 		return false
 	}
-	ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Rendering the version again: a definition it uses changed (app.oam.dev/autoUpdate)", "resourceTracker", s.current.Name)
+	ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Rendering the version again: a definition it uses changed (app.oam.dev/autoUpdate)", "resourceTracker", s.Current.Name)
 	return true
 }
 

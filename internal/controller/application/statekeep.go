@@ -2,14 +2,12 @@ package application
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,6 +15,10 @@ import (
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apply"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/controller/application/decisionlog"
+	"github.com/steward-oam/steward/internal/controller/application/facts"
+	"github.com/steward-oam/steward/internal/controller/application/order"
+	"github.com/steward-oam/steward/internal/controller/application/record"
 	"github.com/steward-oam/steward/internal/inventory"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -38,27 +40,27 @@ import (
 // deleted are deleted and dropped from the tracker they came from once the
 // deletion is confirmed, unless inventory.Marks says another entry or a
 // rule keeps the object (settleMarks). Metadata-only entries are skipped.
-func (r *Reconciler) keepState(ctx context.Context, s *scope) (err error) {
-	if s.rulesErr != nil || s.identityErr != nil {
+func (r *Reconciler) keepState(ctx context.Context, s *facts.Pass) (err error) {
+	if s.RulesErr != nil || s.IdentityErr != nil {
 		// Without valid policies Steward cannot tell what it may write or
 		// revert, and without a valid identity as whom: nothing is touched
 		// until they are fixed.
 		return nil
 	}
-	if !s.fresh {
+	if !s.Fresh {
 		defer func(start time.Time) { r.Metrics.ObserveStateKeepPass(time.Since(start)) }(time.Now())
 	}
-	applier := r.applierFor(s.app)
+	applier := r.applierFor(s.App)
 	var kept []*v1beta1.ResourceTracker
 	var lists [][]v1beta1.ManagedResource
-	for _, rt := range []*v1beta1.ResourceTracker{s.current, s.root} {
+	for _, rt := range []*v1beta1.ResourceTracker{s.Current, s.Root} {
 		if rt == nil {
 			continue
 		}
-		s.keep.ran = true
+		s.Keep.Ran = true
 		entries, err := tracker.Entries(rt)
 		if err != nil {
-			s.keep.failures = append(s.keep.failures, objectFailure{Reason: v1beta1.ReasonStateKeepFailed, Err: err})
+			s.Keep.Failures = append(s.Keep.Failures, facts.Failure{Reason: v1beta1.ReasonStateKeepFailed, Err: err})
 			continue
 		}
 		kept, lists = append(kept, rt), append(lists, entries)
@@ -68,7 +70,7 @@ func (r *Reconciler) keepState(ctx context.Context, s *scope) (err error) {
 	}
 	var current, root []v1beta1.ManagedResource
 	for i, rt := range kept {
-		if rt == s.current {
+		if rt == s.Current {
 			current = lists[i]
 		} else {
 			root = lists[i]
@@ -76,9 +78,9 @@ func (r *Reconciler) keepState(ctx context.Context, s *scope) (err error) {
 	}
 	all := inventory.Kept(current, root)
 	wanted := inventory.Wanted(all)
-	appKey := client.ObjectKeyFromObject(s.app)
+	appKey := client.ObjectKeyFromObject(s.App)
 	r.Watch.Use(appKey, slices.Collect(maps.Keys(wanted)))
-	s.fullRead = r.Watch.FullReadDue(appKey)
+	s.FullRead = r.Watch.FullReadDue(appKey)
 	if len(all) == 0 {
 		return r.dispatched(ctx, s)
 	}
@@ -96,12 +98,12 @@ func (r *Reconciler) keepState(ctx context.Context, s *scope) (err error) {
 	// Objects of steps not reached are restored while a run has not
 	// succeeded (it waits, or was terminated, or failed); after a
 	// success, those of skipped steps are left as they are.
-	restoring := s.flow != nil && !s.flow.Succeeded()
-	if s.flow != nil || s.flowErr != nil || s.recordErr != nil {
+	restoring := s.Flow != nil && !s.Flow.Succeeded()
+	if s.Flow != nil || s.FlowErr != nil || s.RecordErr != nil {
 		applicable = slices.DeleteFunc(slices.Clone(all), func(e v1beta1.ManagedResource) bool {
-			if s.gatedEntry(e) {
-				s.keep.gated++
-				decisionLog(ctx, tracker.KeyOf(e), decisionLevel).Info("Skipped: its workflow step has not been reached", "component", e.Component, "step", e.Step)
+			if s.GatedEntry(e) {
+				s.Keep.Gated++
+				decisionlog.For(ctx, tracker.KeyOf(e), decisionlog.Decision).Info("Skipped: its workflow step has not been reached", "component", e.Component, "step", e.Step)
 				if restoring && !e.Deleted && e.Data != nil {
 					standing = append(standing, e)
 				}
@@ -110,12 +112,12 @@ func (r *Reconciler) keepState(ctx context.Context, s *scope) (err error) {
 			return false
 		})
 		// An object another entry applies in this pass is kept by it.
-		standing = slices.DeleteFunc(standing, appliedIn(applicable))
+		standing = slices.DeleteFunc(standing, inventory.AppliedIn(applicable))
 	}
 	// A deploy step's parallelism bounds how many clusters are worked on
 	// at once.
-	limit := tracker.Parallelism(s.current)
-	passes := r.eachClusterAtMost(limit, byCluster(inDependencyOrder(applicable, dependencies(s.app))), func(g clusterGroup, p *clusterShare) {
+	limit := tracker.Parallelism(s.Current)
+	passes := r.eachClusterAtMost(limit, facts.ByCluster(order.ByDependency(applicable, order.Dependencies(s.App))), func(g facts.ClusterGroup, p *facts.ClusterShare) {
 		r.keepCluster(ctx, s, applier, g, p)
 	})
 	// What an earlier run applied for the steps not reached (production
@@ -125,13 +127,13 @@ func (r *Reconciler) keepState(ctx context.Context, s *scope) (err error) {
 	if len(standing) > 0 && applier.Method != apply.ClientSide {
 		last = r.earlierManifests(ctx, s, standing)
 	}
-	passes = append(passes, r.eachClusterAtMost(limit, byCluster(standing), func(g clusterGroup, p *clusterShare) {
+	passes = append(passes, r.eachClusterAtMost(limit, facts.ByCluster(standing), func(g facts.ClusterGroup, p *facts.ClusterShare) {
 		r.restoreCluster(ctx, s, applier, g, p, last)
 	})...)
 	drop := map[tracker.Key]bool{}
 	for _, p := range passes {
-		s.merge(p)
-		for k := range p.drop {
+		s.Merge(p)
+		for k := range p.Drop {
 			drop[k] = true
 		}
 	}
@@ -140,7 +142,7 @@ func (r *Reconciler) keepState(ctx context.Context, s *scope) (err error) {
 			break
 		}
 		if err := r.Trackers.Save(ctx, rt, inventory.WithoutMarked(lists[i], drop), 0); err != nil {
-			s.setRetry(err)
+			s.SetRetry(err)
 			return err
 		}
 	}
@@ -153,30 +155,30 @@ func (r *Reconciler) keepState(ctx context.Context, s *scope) (err error) {
 // dropped, one whose object a rule keeps stays, un-marked and without its
 // manifest. The trackers are written before anything is applied; lists
 // are updated in place. The marks left are deleted by keepCluster.
-func (r *Reconciler) settleMarks(ctx context.Context, s *scope, kept []*v1beta1.ResourceTracker, lists [][]v1beta1.ManagedResource) error {
+func (r *Reconciler) settleMarks(ctx context.Context, s *facts.Pass, kept []*v1beta1.ResourceTracker, lists [][]v1beta1.ManagedResource) error {
 	if !slices.ContainsFunc(lists, func(l []v1beta1.ManagedResource) bool {
 		return slices.ContainsFunc(l, func(e v1beta1.ManagedResource) bool { return e.Deleted })
 	}) {
 		return nil
 	}
-	marks, err := inventory.Marks(inventory.Trackers{Current: s.current, Root: s.root}, inventory.KeeperOf(s.app, s.rules))
+	marks, err := inventory.Marks(inventory.Trackers{Current: s.Current, Root: s.Root}, inventory.KeeperOf(s.App, s.Rules))
 	if err != nil {
-		s.keep.failures = append(s.keep.failures, objectFailure{Reason: v1beta1.ReasonStateKeepFailed, Err: err})
+		s.Keep.Failures = append(s.Keep.Failures, facts.Failure{Reason: v1beta1.ReasonStateKeepFailed, Err: err})
 		return nil
 	}
 	for key, m := range marks {
 		switch m.Mark {
 		case inventory.DropMarked:
-			decisionLog(ctx, key, decisionLevel).Info("Kept: still wanted by another tracker", "reason", string(m.Why))
+			decisionlog.For(ctx, key, decisionlog.Decision).Info("Kept: still wanted by another tracker", "reason", string(m.Why))
 		case inventory.KeepMarked:
-			decisionLog(ctx, key, decisionLevel).Info("Left in place: its deletion mark is dropped", "reason", string(m.Why))
+			decisionlog.For(ctx, key, decisionlog.Decision).Info("Left in place: its deletion mark is dropped", "reason", string(m.Why))
 		}
 	}
 	for i, rt := range kept {
 		// Nothing is written when nothing changed.
 		settled := inventory.SettleMarks(lists[i], marks)
 		if err := r.Trackers.Save(ctx, rt, settled, 0); err != nil {
-			s.setRetry(err)
+			s.SetRetry(err)
 			return err
 		}
 		lists[i] = settled
@@ -190,19 +192,19 @@ func (r *Reconciler) settleMarks(ctx context.Context, s *scope, kept []*v1beta1.
 // version pending, marked as a retry, so that the next pass dispatches it
 // again: as StateKeep it would neither create what report-only drift mode
 // leaves missing nor change what apply-once keeps.
-func (r *Reconciler) dispatched(ctx context.Context, s *scope) error {
-	if s.current == nil || tracker.Mark(s.current, tracker.AnnotationDispatchPending) == "" {
+func (r *Reconciler) dispatched(ctx context.Context, s *facts.Pass) error {
+	if s.Current == nil || tracker.Mark(s.Current, tracker.AnnotationDispatchPending) == "" {
 		return nil
 	}
 	mark := ""
-	if len(s.keep.failures) > 0 || len(s.keep.waiting) > 0 {
+	if len(s.Keep.Failures) > 0 || len(s.Keep.Waiting) > 0 {
 		mark = pendingRetry
 	}
 	if mark == "" {
 		r.releasesDeployed(ctx, s)
 	}
-	if err := r.Trackers.Annotate(ctx, s.current, tracker.AnnotationDispatchPending, mark); err != nil {
-		s.setRetry(err)
+	if err := r.Trackers.Annotate(ctx, s.Current, tracker.AnnotationDispatchPending, mark); err != nil {
+		s.SetRetry(err)
 		return err
 	}
 	return nil
@@ -211,44 +213,44 @@ func (r *Reconciler) dispatched(ctx context.Context, s *scope) error {
 // keepCluster applies one cluster's entries in recorded (dependency)
 // order. A cluster that cannot be reached is reported once and the rest
 // of its entries wait for the next pass.
-func (r *Reconciler) keepCluster(ctx context.Context, s *scope, applier apply.Applier, g clusterGroup, p *clusterShare) {
+func (r *Reconciler) keepCluster(ctx context.Context, s *facts.Pass, applier apply.Applier, g facts.ClusterGroup, p *facts.ClusterShare) {
 	c, err := r.getClient(ctx, s, g)
 	if err != nil {
 		// Entries already marked for deletion in a detached cluster are
 		// left behind; the others wait for the cluster to come back.
 		var marked []v1beta1.ManagedResource
-		for _, e := range g.entries {
+		for _, e := range g.Entries {
 			if e.Deleted {
 				marked = append(marked, e)
 			}
 		}
-		if detached(err) {
+		if facts.Detached(err) {
 			for _, e := range marked {
-				decisionLog(ctx, tracker.KeyOf(e), decisionLevel).Info("Left behind: the cluster was detached", "component", e.Component)
-				p.drop[tracker.KeyOf(e)] = true
-				p.gc.leftBehind = append(p.gc.leftBehind, tracker.KeyOf(e))
+				decisionlog.For(ctx, tracker.KeyOf(e), decisionlog.Decision).Info("Left behind: the cluster was detached", "component", e.Component)
+				p.Drop[tracker.KeyOf(e)] = true
+				p.GC.LeftBehind = append(p.GC.LeftBehind, tracker.KeyOf(e))
 			}
-			if len(marked) == len(g.entries) {
+			if len(marked) == len(g.Entries) {
 				return
 			}
 		}
-		f := clusterFailure(g.cluster, err)
-		logFailed(ctx, f)
-		p.keep.failures = append(p.keep.failures, f)
-		p.setRetry(err)
+		f := facts.ClusterFailure(g.Cluster, err)
+		decisionlog.Failed(ctx, f)
+		p.Keep.Failures = append(p.Keep.Failures, f)
+		p.SetRetry(err)
 		return
 	}
-	deps := dependencies(s.app)
-	types := componentTypes(s.app)
+	deps := order.Dependencies(s.App)
+	types := facts.ComponentTypes(s.App)
 	failed := map[string]bool{}
-	depHealth := map[string]*componentHealth{}
-	for _, e := range g.entries {
+	depHealth := map[string]*facts.ComponentHealth{}
+	for _, e := range g.Entries {
 		if e.Deleted {
 			// settleMarks left only the marks whose objects go.
 			drop, err := r.deleteEntry(ctx, s, p, c, applier, e, string(inventory.WhyMarked))
 			if drop {
-				p.drop[tracker.KeyOf(e)] = true
-			} else if err != nil && isUnreachable(err) {
+				p.Drop[tracker.KeyOf(e)] = true
+			} else if err != nil && facts.IsUnreachable(err) {
 				return // recorded as the cluster's failure; the rest waits
 			}
 			continue
@@ -256,49 +258,42 @@ func (r *Reconciler) keepCluster(ctx context.Context, s *scope, applier apply.Ap
 		if e.Data == nil {
 			continue
 		}
-		if blocked := failedDependency(deps[e.Component], failed); blocked != "" {
+		if blocked := order.FailedDependency(deps[e.Component], failed); blocked != "" {
 			// Whatever depends on a waiting component waits too.
 			failed[e.Component] = true
-			p.keep.waiting = appendOnce(p.keep.waiting, e.Component)
+			p.Keep.Waiting = order.AppendOnce(p.Keep.Waiting, e.Component)
 			continue
 		}
-		if s.dispatching(e) {
+		if s.Dispatching(e) {
 			// Dispatched, a component waits for the components it
 			// depends on to be healthy, not only applied, as in
 			// KubeVela; StateKeep re-applies it whatever their health.
-			if dep, why := r.unhealthyDependency(ctx, s, p, c, g.entries, e, deps[e.Component], depHealth); dep != "" {
+			if dep, why := r.unhealthyDependency(ctx, s, p, c, g.Entries, e, deps[e.Component], depHealth); dep != "" {
 				failed[e.Component] = true
-				p.keep.waiting = appendOnce(p.keep.waiting, e.Component)
-				p.keep.unhealthyDeps = appendOnce(p.keep.unhealthyDeps, fmt.Sprintf("%q waits for %q to become healthy%s", e.Component, dep, why))
-				decisionLog(ctx, tracker.KeyOf(e), decisionLevel).Info("Skipped: a component it depends on is not healthy yet", "component", e.Component, "dependency", dep)
+				p.Keep.Waiting = order.AppendOnce(p.Keep.Waiting, e.Component)
+				p.Keep.UnhealthyDeps = order.AppendOnce(p.Keep.UnhealthyDeps, fmt.Sprintf("%q waits for %q to become healthy%s", e.Component, dep, why))
+				decisionlog.For(ctx, tracker.KeyOf(e), decisionlog.Decision).Info("Skipped: a component it depends on is not healthy yet", "component", e.Component, "dependency", dep)
 				continue
 			}
 		}
 		if r.Options.NoCrossNamespaceObjects {
 			// A version recorded before the flag was set is held to it too.
-			if err := outsideBoundary(s.app, s.identity, e); err != nil {
-				f := objectFailure{Key: tracker.KeyOf(e), Component: e.Component, Reason: reasonOf(err, ""), Err: err}
-				logFailed(ctx, f)
-				p.keep.failures = append(p.keep.failures, f)
+			if err := facts.OutsideBoundary(s.App, s.Identity, e); err != nil {
+				f := facts.Failure{Key: tracker.KeyOf(e), Component: e.Component, Reason: facts.ReasonOf(err, ""), Err: err}
+				decisionlog.Failed(ctx, f)
+				p.Keep.Failures = append(p.Keep.Failures, f)
 				failed[e.Component] = true
 				continue
 			}
 		}
-		err := r.applyEntry(ctx, s, p, c, applier, e, resourceOf(e, types))
-		if err != nil && isUnreachable(err) {
+		err := r.applyEntry(ctx, s, p, c, applier, e, record.ResourceOf(e, types))
+		if err != nil && facts.IsUnreachable(err) {
 			return // recorded as the cluster's failure; the rest waits
 		}
 		if err != nil {
 			failed[e.Component] = true
 		}
 	}
-}
-
-// appliedIn returns whether an entry's object is applied by one of
-// entries (recorded with a manifest and not marked deleted).
-func appliedIn(entries []v1beta1.ManagedResource) func(v1beta1.ManagedResource) bool {
-	keys := inventory.Wanted(entries)
-	return func(e v1beta1.ManagedResource) bool { return keys.Has(tracker.KeyOf(e)) }
 }
 
 // restoreCluster repairs, in one cluster, the drift of the objects of
@@ -308,38 +303,38 @@ func appliedIn(entries []v1beta1.ManagedResource) func(v1beta1.ManagedResource) 
 // names, from the earlier version), whichever version that was; a
 // missing one is not created (its step creates it when reached). These objects belong to no running step: a failure, or
 // a cluster out of reach, is logged and does not hold the run.
-func (r *Reconciler) restoreCluster(ctx context.Context, s *scope, applier apply.Applier, g clusterGroup, p *clusterShare, last map[tracker.Key]*unstructured.Unstructured) {
+func (r *Reconciler) restoreCluster(ctx context.Context, s *facts.Pass, applier apply.Applier, g facts.ClusterGroup, p *facts.ClusterShare, last map[tracker.Key]*unstructured.Unstructured) {
 	c, err := r.getClient(ctx, s, g)
 	if err != nil {
-		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Not repaired: the cluster of steps not reached cannot be used", "cluster", g.cluster, "error", err.Error())
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Not repaired: the cluster of steps not reached cannot be used", "cluster", g.Cluster, "error", err.Error())
 		return
 	}
-	types := componentTypes(s.app)
-	for _, e := range g.entries {
+	types := facts.ComponentTypes(s.App)
+	for _, e := range g.Entries {
 		key := tracker.KeyOf(e)
-		res := resourceOf(e, types)
-		if s.rules.ReadOnly(res) {
+		res := record.ResourceOf(e, types)
+		if s.Rules.ReadOnly(res) {
 			continue
 		}
-		opts := apply.Options{KeepLiveFields: s.rules.ApplyOncePaths(res, false), ReportOnly: reportOnly(s.app)}
+		opts := apply.Options{KeepLiveFields: s.Rules.ApplyOncePaths(res, false), ReportOnly: facts.ReportOnly(s.App)}
 		result, err := applier.Restore(ctx, c, tracker.Ref(e), last[key], opts)
 		if err != nil {
-			decisionLog(ctx, key, decisionLevel).Info("Not repaired (its step has not been reached)", "component", e.Component, "step", e.Step, "error", err.Error())
+			decisionlog.For(ctx, key, decisionlog.Decision).Info("Not repaired (its step has not been reached)", "component", e.Component, "step", e.Step, "error", err.Error())
 			continue
 		}
-		change := objectChange{Key: key, Action: result.Action, Fields: result.Fields}
+		change := facts.Change{Key: key, Action: result.Action, Fields: result.Fields}
 		r.noteConflicts(ctx, p, key, result)
 		switch result.Action {
 		case apply.Missing:
-			decisionLog(ctx, key, decisionLevel).Info("Skipped: missing, and its workflow step has not been reached", "component", e.Component, "step", e.Step)
+			decisionlog.For(ctx, key, decisionlog.Decision).Info("Skipped: missing, and its workflow step has not been reached", "component", e.Component, "step", e.Step)
 		case apply.Unchanged:
-			decisionLog(ctx, key, unchangedLevel).Info("Unchanged (its step has not been reached)", "component", e.Component)
+			decisionlog.For(ctx, key, decisionlog.Unchanged).Info("decisionlog.Unchanged (its step has not been reached)", "component", e.Component)
 		case apply.Drifted:
-			logApplied(ctx, key, e.Component, result, change.Fields)
-			p.keep.drifted = append(p.keep.drifted, change)
+			decisionlog.Applied(ctx, key, e.Component, result, change.Fields)
+			p.Keep.Drifted = append(p.Keep.Drifted, change)
 		default:
-			logApplied(ctx, key, e.Component, result, change.Fields)
-			p.keep.changes = append(p.keep.changes, change)
+			decisionlog.Applied(ctx, key, e.Component, result, change.Fields)
+			p.Keep.Changes = append(p.Keep.Changes, change)
 		}
 	}
 }
@@ -349,23 +344,23 @@ func (r *Reconciler) restoreCluster(ctx context.Context, s *scope, applier apply
 // Steward last applied to them, for server-side apply to restore.
 // Trackers come from the cache; an object no earlier version records is
 // left out.
-func (r *Reconciler) earlierManifests(ctx context.Context, s *scope, standing []v1beta1.ManagedResource) map[tracker.Key]*unstructured.Unstructured {
-	if s.current == nil {
+func (r *Reconciler) earlierManifests(ctx context.Context, s *facts.Pass, standing []v1beta1.ManagedResource) map[tracker.Key]*unstructured.Unstructured {
+	if s.Current == nil {
 		return nil
 	}
 	want := map[tracker.Key]bool{}
 	for _, e := range standing {
 		want[tracker.KeyOf(e)] = true
 	}
-	trackers, err := r.Trackers.List(ctx, tracker.RefOf(s.app))
+	trackers, err := r.Trackers.List(ctx, tracker.RefOf(s.App))
 	if err != nil {
-		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Not repaired: the earlier versions cannot be read", "error", err.Error())
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Not repaired: the earlier versions cannot be read", "error", err.Error())
 		return nil
 	}
 	out := map[tracker.Key]*unstructured.Unstructured{}
 	for i := len(trackers) - 1; i >= 0 && len(out) < len(want); i-- {
 		rt := &trackers[i]
-		if rt.Spec.Type != v1beta1.ResourceTrackerTypeVersioned || rt.Spec.ApplicationGeneration >= s.current.Spec.ApplicationGeneration {
+		if rt.Spec.Type != v1beta1.ResourceTrackerTypeVersioned || rt.Spec.ApplicationGeneration >= s.Current.Spec.ApplicationGeneration {
 			continue
 		}
 		entries, err := tracker.Entries(rt)
@@ -388,12 +383,12 @@ func (r *Reconciler) earlierManifests(ctx context.Context, s *scope, standing []
 // applyEntry applies one recorded manifest, as the resource policies say,
 // and records the outcome. A read-only object is only checked for
 // existence.
-func (r *Reconciler) applyEntry(ctx context.Context, s *scope, p *clusterShare, c client.Client, applier apply.Applier, e v1beta1.ManagedResource, res policy.Resource) error {
+func (r *Reconciler) applyEntry(ctx context.Context, s *facts.Pass, p *facts.ClusterShare, c client.Client, applier apply.Applier, e v1beta1.ManagedResource, res policy.Resource) error {
 	key := tracker.KeyOf(e)
 	fail := func(reason string, err error) error {
-		f := entryFailure(e, reason, err)
-		logFailed(ctx, f)
-		p.keep.failures = append(p.keep.failures, f)
+		f := facts.EntryFailure(e, reason, err)
+		decisionlog.Failed(ctx, f)
+		p.Keep.Failures = append(p.Keep.Failures, f)
 		return err
 	}
 	// The manifest is decoded only when it is used: a watch-mode re-sync
@@ -405,7 +400,7 @@ func (r *Reconciler) applyEntry(ctx context.Context, s *scope, p *clusterShare, 
 		}
 		return obj, nil
 	}
-	if s.rules.ReadOnly(res) {
+	if s.Rules.ReadOnly(res) {
 		obj, err := manifest()
 		if err != nil {
 			return err
@@ -414,27 +409,27 @@ func (r *Reconciler) applyEntry(ctx context.Context, s *scope, p *clusterShare, 
 	}
 	// The objects of a workflow step reached in this pass are dispatched
 	// as a new version is.
-	fresh := s.dispatching(e)
+	fresh := s.Dispatching(e)
 	opts := apply.Options{
-		TakeOver:       s.rules.TakeOver(res),
-		Shared:         s.rules.Shared(res),
-		KeepLiveFields: s.rules.ApplyOncePaths(res, fresh),
-		ReportOnly:     !fresh && reportOnly(s.app),
-		ExpectMissing:  s.newKeys[key] && !s.rules.TakeOver(res),
+		TakeOver:       s.Rules.TakeOver(res),
+		Shared:         s.Rules.Shared(res),
+		KeepLiveFields: s.Rules.ApplyOncePaths(res, fresh),
+		ReportOnly:     !fresh && facts.ReportOnly(s.App),
+		ExpectMissing:  s.NewKeys[key] && !s.Rules.TakeOver(res),
 	}
-	app := client.ObjectKeyFromObject(s.app)
+	app := client.ObjectKeyFromObject(s.App)
 	var digest uint64
 	if r.Watch != nil {
 		// Only watch mode records what it applied: timer mode spends
 		// nothing on hashing manifests.
-		digest = applyDigest(e, opts, s.identity)
+		digest = applyDigest(e, opts, s.Identity)
 	}
-	if rv, ok := r.Watch.Unchanged(app, key, digest); ok && !fresh && !s.fullRead {
+	if rv, ok := r.Watch.Unchanged(app, key, digest); ok && !fresh && !s.FullRead {
 		// Watch mode: the object is as Steward last left it.
-		p.keep.applied++
-		p.keep.unread = append(p.keep.unread, unreadObject{key: key, resourceVersion: rv})
+		p.Keep.Applied++
+		p.Keep.Unread = append(p.Keep.Unread, facts.Unread{Key: key, ResourceVersion: rv})
 		r.Metrics.KeepSkipped()
-		decisionLog(ctx, key, unchangedLevel).Info("Unchanged: the watch cache shows it as last applied", "component", e.Component)
+		decisionlog.For(ctx, key, decisionlog.Unchanged).Info("decisionlog.Unchanged: the watch cache shows it as last applied", "component", e.Component)
 		return nil
 	}
 	obj, err := manifest()
@@ -450,37 +445,37 @@ func (r *Reconciler) applyEntry(ctx context.Context, s *scope, p *clusterShare, 
 		done(result.Live, digest)
 	}
 	if err != nil {
-		reason := classifyApplyError(err)
+		reason := facts.ApplyReason(err)
 		if reason != v1beta1.ReasonOwnershipConflict {
-			p.setRetry(err)
+			p.SetRetry(err)
 		}
 		return fail(reason, err)
 	}
-	p.keep.applied++
-	p.keep.remember(key, result.Live)
-	change := objectChange{Key: key, Action: result.Action, Fields: result.Fields}
+	p.Keep.Applied++
+	p.Keep.Remember(key, result.Live)
+	change := facts.Change{Key: key, Action: result.Action, Fields: result.Fields}
 	r.noteConflicts(ctx, p, key, result)
-	logApplied(ctx, key, e.Component, result, change.Fields)
+	decisionlog.Applied(ctx, key, e.Component, result, change.Fields)
 	switch result.Action {
 	case apply.Unchanged:
 	case apply.Drifted, apply.Missing:
-		p.keep.drifted = append(p.keep.drifted, change)
+		p.Keep.Drifted = append(p.Keep.Drifted, change)
 	default:
-		p.keep.changes = append(p.keep.changes, change)
+		p.Keep.Changes = append(p.Keep.Changes, change)
 	}
 	return nil
 }
 
 // checkReadOnly verifies that a read-only object exists; Steward never
 // writes it.
-func (r *Reconciler) checkReadOnly(ctx context.Context, p *clusterShare, c client.Client, e v1beta1.ManagedResource, obj *unstructured.Unstructured) error {
+func (r *Reconciler) checkReadOnly(ctx context.Context, p *facts.ClusterShare, c client.Client, e v1beta1.ManagedResource, obj *unstructured.Unstructured) error {
 	key := tracker.KeyOf(e)
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(obj.GroupVersionKind())
 	err := c.Get(ctx, client.ObjectKeyFromObject(obj), live)
 	if err == nil {
-		p.keep.applied++
-		p.keep.remember(key, live)
+		p.Keep.Applied++
+		p.Keep.Remember(key, live)
 		return nil
 	}
 	reason := v1beta1.ReasonApplyFailed
@@ -488,34 +483,12 @@ func (r *Reconciler) checkReadOnly(ctx context.Context, p *clusterShare, c clien
 		reason = v1beta1.ReasonResourceMissing
 		err = fmt.Errorf("read-only %s does not exist; create it, or remove it from the read-only policy", key)
 	} else {
-		p.setRetry(err)
+		p.SetRetry(err)
 	}
-	f := entryFailure(e, reason, err)
-	logFailed(ctx, f)
-	p.keep.failures = append(p.keep.failures, f)
+	f := facts.EntryFailure(e, reason, err)
+	decisionlog.Failed(ctx, f)
+	p.Keep.Failures = append(p.Keep.Failures, f)
 	return err
-}
-
-// classifyApplyError names the reason of a failed apply.
-func classifyApplyError(err error) string {
-	switch {
-	case meta.IsNoMatchError(err):
-		return v1beta1.ReasonKindNotFound
-	case errors.Is(err, apply.ErrNotOwned):
-		return v1beta1.ReasonOwnershipConflict
-	case apierrors.IsForbidden(err):
-		return v1beta1.ReasonForbidden
-	default:
-		return v1beta1.ReasonApplyFailed
-	}
-}
-
-// remember keeps the live object of key for health evaluation.
-func (k *keepReport) remember(key tracker.Key, live *unstructured.Unstructured) {
-	if k.live == nil {
-		k.live = map[tracker.Key]*unstructured.Unstructured{}
-	}
-	k.live[key] = live
 }
 
 // applyDigest identifies one apply of an entry: the recorded manifest,
@@ -531,10 +504,4 @@ func applyDigest(e v1beta1.ManagedResource, opts apply.Options, id cluster.Ident
 	// passes after it.
 	opts.ExpectMissing = false
 	return watch.Digest(raw, fmt.Appendf(nil, "%+v", opts), []byte(id.String()))
-}
-
-// reportOnly reports whether the Application asks StateKeep to report
-// drift without repairing it (annotation app.oam.dev/drift-mode=report).
-func reportOnly(app *v1beta1.Application) bool {
-	return app.Annotations[v1beta1.AnnotationDriftMode] == v1beta1.DriftModeReport
 }

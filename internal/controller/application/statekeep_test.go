@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/application/wake"
 	"github.com/steward-oam/steward/internal/controller/controllertest"
 )
 
@@ -202,7 +203,7 @@ func TestReconcileInterval_ParsesAndFallsBack(t *testing.T) {
 		if tc.value != "" {
 			app.Annotations = map[string]string{v1beta1.AnnotationReconcileInterval: tc.value}
 		}
-		got, warning := reconcileInterval(app, o.Options)
+		got, warning := wake.Interval(app, o.Options.ReSyncPeriod, o.Options.MinReconcileInterval)
 		if got != tc.want || (warning != "") != tc.warning {
 			t.Errorf("%q: got %s, warning %q; want %s, warning %v", tc.value, got, warning, tc.want, tc.warning)
 		}
@@ -212,7 +213,7 @@ func TestReconcileInterval_ParsesAndFallsBack(t *testing.T) {
 func TestJitter_StaysWithinFraction(t *testing.T) {
 	seen := map[time.Duration]bool{}
 	for range 200 {
-		d := jitter(100*time.Second, 0.1)
+		d := wake.Jitter(100*time.Second, 0.1)
 		if d < 90*time.Second || d > 110*time.Second {
 			t.Fatalf("jitter(100s, 10%%) = %s", d)
 		}

@@ -10,6 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/application/facts"
+	"github.com/steward-oam/steward/internal/controller/application/status"
 	"github.com/steward-oam/steward/internal/metrics"
 	"github.com/steward-oam/steward/internal/render"
 )
@@ -35,11 +37,11 @@ func TestStatus_AWriteFromAStaleCopyNeverMixesTwoPasses(t *testing.T) {
 	}
 	r := &Reconciler{Client: testClient, Metrics: m}
 	pass := func(from *v1beta1.Application, healthy bool, applied int) (*v1beta1.Application, error) {
-		s := &scope{app: from.DeepCopy(), healthReport: healthReport{health: map[string]componentHealth{
+		s := &facts.Pass{App: from.DeepCopy(), HealthReport: facts.HealthReport{Health: map[string]facts.ComponentHealth{
 			"web": {Health: render.Health{Healthy: healthy, Message: map[bool]string{true: "ready 1/1", false: "ready 0/1"}[healthy]}}}}}
-		s.keep.ran, s.keep.applied = true, applied
+		s.Keep.Ran, s.Keep.Applied = true, applied
 		err := r.patchStatus(ctx, s)
-		return s.app, err
+		return s.App, err
 	}
 	read := func() *v1beta1.Application {
 		got := &v1beta1.Application{}
@@ -51,7 +53,7 @@ func TestStatus_AWriteFromAStaleCopyNeverMixesTwoPasses(t *testing.T) {
 	consistent := func(when string) *v1beta1.Application {
 		t.Helper()
 		got := read()
-		if want := phaseOf(got.Status.Conditions); got.Status.Phase != want {
+		if want := status.PhaseOf(got.Status.Conditions); got.Status.Phase != want {
 			t.Fatalf("%s: status.status is %q but the conditions say %q: %+v", when, got.Status.Phase, want, got.Status.Conditions)
 		}
 		return got

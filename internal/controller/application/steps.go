@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/application/decisionlog"
+	"github.com/steward-oam/steward/internal/controller/application/facts"
+	"github.com/steward-oam/steward/internal/controller/application/record"
+	"github.com/steward-oam/steward/internal/controller/application/status"
 	"github.com/steward-oam/steward/internal/delivery"
-	"github.com/steward-oam/steward/internal/inventory"
 	"github.com/steward-oam/steward/internal/provider"
 	"github.com/steward-oam/steward/internal/steprun"
 	"github.com/steward-oam/steward/internal/tracker"
 	"github.com/steward-oam/steward/internal/workflow"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -31,8 +33,8 @@ import (
 // and reads the object back, and from then on it is kept and
 // garbage-collected like any other object of the version. finishWorkflow
 // records how each step ended (workflow.Run.Settle).
-func (r *Reconciler) runSteps(ctx context.Context, s *scope) error {
-	custom := s.flow.Custom()
+func (r *Reconciler) runSteps(ctx context.Context, s *facts.Pass) error {
+	custom := s.Flow.Custom()
 	if len(custom) == 0 {
 		return nil
 	}
@@ -42,13 +44,13 @@ func (r *Reconciler) runSteps(ctx context.Context, s *scope) error {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	defs, err := r.resolver().Steps(ctx, s.app)
+	defs, err := r.resolver().Steps(ctx, s.App)
 	for _, name := range names {
-		step, _ := s.flow.Step(name)
-		ss, _ := s.flow.StepStatus(name)
+		step, _ := s.Flow.Step(name)
+		ss, _ := s.Flow.StepStatus(name)
 		started := ss.FirstExecuteTime.Time
 		wait := func(msg string) {
-			s.flow.Settle(name, workflow.Verdict{Phase: v1beta1.WorkflowStepRunning, Reason: steprun.ReasonAction, Message: msg, Retry: steprun.Backoff(time.Since(started))})
+			s.Flow.Settle(name, workflow.Verdict{Phase: v1beta1.WorkflowStepRunning, Reason: steprun.ReasonAction, Message: msg, Retry: steprun.Backoff(time.Since(started))})
 		}
 		def := defs[step.Type]
 		switch {
@@ -56,31 +58,31 @@ func (r *Reconciler) runSteps(ctx context.Context, s *scope) error {
 			wait(err.Error())
 			continue
 		case def == nil:
-			wait(fmt.Sprintf("waiting for WorkflowStepDefinition %q, in namespace %q or %q", step.Type, s.app.Namespace, r.Options.SystemDefinitionNS))
+			wait(fmt.Sprintf("waiting for WorkflowStepDefinition %q, in namespace %q or %q", step.Type, s.App.Namespace, r.Options.SystemDefinitionNS))
 			continue
 		case def.Spec.Schematic == nil || def.Spec.Schematic.CUE == nil:
-			s.flow.Settle(name, workflow.Verdict{Phase: v1beta1.WorkflowStepFailed, Reason: steprun.ReasonUnsupported,
+			s.Flow.Settle(name, workflow.Verdict{Phase: v1beta1.WorkflowStepFailed, Reason: steprun.ReasonUnsupported,
 				Message: fmt.Sprintf("WorkflowStepDefinition %s/%s has no CUE template", def.Namespace, def.Name)})
 			continue
-		case s.identityErr != nil:
-			wait(s.identityErr.Error())
+		case s.IdentityErr != nil:
+			wait(s.IdentityErr.Error())
 			continue
-		case s.rulesErr != nil:
+		case s.RulesErr != nil:
 			// Without valid policies nothing is touched, by steps either.
-			wait("waiting until the policies are fixed: " + s.rulesErr.Error())
+			wait("waiting until the policies are fixed: " + s.RulesErr.Error())
 			continue
 		}
-		local, cerr := s.clients.GetClient(ctx, v1beta1.ClusterLocal)
+		local, cerr := s.Clients.GetClient(ctx, v1beta1.ClusterLocal)
 		if cerr != nil {
 			wait(cerr.Error())
 			continue
 		}
-		params, perr := step.CustomParams(s.flow.Values())
+		params, perr := step.CustomParams(s.Flow.Values())
 		if perr != nil {
-			s.flow.Settle(name, workflow.Verdict{Phase: v1beta1.WorkflowStepFailed, Reason: steprun.ReasonTemplate, Message: perr.Error()})
+			s.Flow.Settle(name, workflow.Verdict{Phase: v1beta1.WorkflowStepFailed, Reason: steprun.ReasonTemplate, Message: perr.Error()})
 			continue
 		}
-		env := &provider.Env{Namespace: s.app.Namespace, App: s.app.Name, Step: name, Client: local,
+		env := &provider.Env{Namespace: s.App.Namespace, App: s.App.Name, Step: name, Client: local,
 			Boundary: r.boundary(s), Managed: r.managedBy(s), MaxResultBytes: r.Options.MaxStepActionResult.Value(),
 			Log: log.WithValues("step", name)}
 		runner := steprun.Runner{Renderer: r.Renderer, Providers: r.stepProviders().With(provider.Kube(stepKube{r: r, s: s, step: name})),
@@ -88,48 +90,48 @@ func (r *Reconciler) runSteps(ctx context.Context, s *scope) error {
 		out := runner.Run(ctx, env, steprun.Step{
 			Name: name, Type: step.Type, Definition: &def.ObjectMeta, Template: def.Spec.Schematic.CUE.Template,
 			Params: params, Context: stepContext(s, name, ss.ID), Outputs: step.Outputs, Resumed: custom[name], Started: started,
-			Run: steprun.RunID{App: client.ObjectKeyFromObject(s.app), Run: string(s.app.UID) + "/" + runKey(s.flow.Status) + "/" + name},
+			Run: steprun.RunID{App: client.ObjectKeyFromObject(s.App), Run: string(s.App.UID) + "/" + record.RunKey(s.Flow.Status) + "/" + name},
 		})
-		log.V(decisionLevel).Info("Ran workflow step", "step", name, "type", step.Type, "phase", out.Phase, "reason", out.Reason, "message", out.Message, "actions", out.Actions)
+		log.V(decisionlog.Decision).Info("Ran workflow step", "step", name, "type", step.Type, "phase", out.Phase, "reason", out.Reason, "message", out.Message, "actions", out.Actions)
 		if out.Phase == v1beta1.WorkflowStepSucceeded && len(out.Values) > 0 {
-			s.flow.Export(out.Values)
-			raw, _ := json.Marshal(runOutputs{Run: runKey(s.flow.Status), Values: s.flow.Values()})
-			if err := r.Trackers.Annotate(ctx, s.current, tracker.AnnotationWorkflowOutputs, string(raw)); err != nil {
+			s.Flow.Export(out.Values)
+			raw, _ := json.Marshal(record.RunOutputs{Run: record.RunKey(s.Flow.Status), Values: s.Flow.Values()})
+			if err := r.Trackers.Annotate(ctx, s.Current, tracker.AnnotationWorkflowOutputs, string(raw)); err != nil {
 				wait("recording its outputs: " + err.Error())
 				continue
 			}
 		}
 		if out.Phase == v1beta1.WorkflowStepFailed {
-			r.Recorder.Eventf(s.app, nil, "Warning", "WorkflowStepFailed", "RunStep", "step %q (%s): %s", name, step.Type, out.Message)
+			r.Recorder.Eventf(s.App, nil, "Warning", "WorkflowStepFailed", "RunStep", "step %q (%s): %s", name, step.Type, out.Message)
 		}
-		s.flow.Settle(name, out.Verdict)
+		s.Flow.Settle(name, out.Verdict)
 		if out.Reason == steprun.ReasonApplying {
 			// It recorded objects: the next pass applies them and runs
 			// the step again.
-			s.stepRecorded = true
+			s.StepRecorded = true
 		}
 	}
 	return nil
 }
 
 // stepContext is KubeVela's step context.
-func stepContext(s *scope, step, sessionID string) map[string]any {
+func stepContext(s *facts.Pass, step, sessionID string) map[string]any {
 	rev := ""
-	if s.current != nil {
-		rev = liveRevision(s.app, s.current).Name
+	if s.Current != nil {
+		rev = status.LiveRevision(s.App, s.Current).Name
 	}
 	return map[string]any{
-		"name":           s.app.Name,
-		"namespace":      s.app.Namespace,
-		"appName":        s.app.Name,
+		"name":           s.App.Name,
+		"namespace":      s.App.Namespace,
+		"appName":        s.App.Name,
 		"appRevision":    rev,
-		"workflowName":   s.app.Name,
-		"publishVersion": s.app.Annotations[v1beta1.AnnotationPublishVersion],
+		"workflowName":   s.App.Name,
+		"publishVersion": s.App.Annotations[v1beta1.AnnotationPublishVersion],
 		"stepName":       step,
 		"stepSessionID":  sessionID,
 		"spanID":         sessionID,
-		"appLabels":      nonNil(s.app.Labels),
-		"appAnnotations": nonNil(s.app.Annotations),
+		"appLabels":      nonNil(s.App.Labels),
+		"appAnnotations": nonNil(s.App.Annotations),
 	}
 }
 
@@ -144,7 +146,7 @@ func nonNil(m map[string]string) map[string]string {
 // action would delete or overwrite ("this Application": its trackers
 // record it); another Application's ownership labels are looked at by
 // the action itself.
-func (r *Reconciler) managedBy(s *scope) func(*unstructured.Unstructured) string {
+func (r *Reconciler) managedBy(s *facts.Pass) func(*unstructured.Unstructured) string {
 	return func(obj *unstructured.Unstructured) string {
 		if r.tracked(s, v1beta1.ClusterLocal, obj) {
 			return "this Application"
@@ -173,7 +175,7 @@ func (r *Reconciler) missingStepDefinitions(ctx context.Context, app *v1beta1.Ap
 	}
 	defs, err := r.resolver().Steps(ctx, app)
 	if err != nil {
-		return &reasonError{reason: v1beta1.ReasonDefinitionNotFound, err: err}
+		return &facts.ReasonError{Reason: v1beta1.ReasonDefinitionNotFound, Err: err}
 	}
 	wf := workflow.Of(app)
 	names := workflow.Namer{}
@@ -181,7 +183,7 @@ func (r *Reconciler) missingStepDefinitions(ctx context.Context, app *v1beta1.Ap
 	visit := func(s v1beta1.WorkflowStepBase) {
 		name := names.Name(s)
 		if missing == nil && !workflow.Native(s.Type) && defs[s.Type] == nil {
-			missing = &reasonError{reason: v1beta1.ReasonDefinitionNotFound, err: &workflow.MissingDefinitionError{
+			missing = &facts.ReasonError{Reason: v1beta1.ReasonDefinitionNotFound, Err: &workflow.MissingDefinitionError{
 				Step: name, Type: s.Type, Namespaces: []string{app.Namespace, r.Options.SystemDefinitionNS}}}
 		}
 	}
@@ -194,40 +196,6 @@ func (r *Reconciler) missingStepDefinitions(ctx context.Context, app *v1beta1.Ap
 	return missing
 }
 
-// carryStepEntries adds to a new render of a version the entries its
-// custom steps recorded (by the flow the version records), which no
-// render produces: recording the render alone would mark them deleted.
-func carryStepEntries(rt *v1beta1.ResourceTracker, versioned []v1beta1.ManagedResource) ([]v1beta1.ManagedResource, error) {
-	raw := tracker.Mark(rt, tracker.AnnotationWorkflowSteps)
-	if raw == "" {
-		return versioned, nil
-	}
-	flow, err := workflow.Decode(raw)
-	if err != nil {
-		return nil, err
-	}
-	custom := map[string]bool{}
-	for st := range flow.All() {
-		if st.Custom {
-			custom[st.Name] = true
-		}
-	}
-	if len(custom) == 0 {
-		return versioned, nil
-	}
-	recorded, err := tracker.Entries(rt)
-	if err != nil {
-		return nil, err
-	}
-	have := inventory.Wanted(versioned)
-	for _, e := range recorded {
-		if custom[e.Step] && !e.Deleted && e.Data != nil && !have.Has(tracker.KeyOf(e)) {
-			versioned = append(versioned, e)
-		}
-	}
-	return versioned, nil
-}
-
 // stepKube is the Application one custom step's vela/kube actions act
 // as (provider.Kube): its clients (its identity), the scope of kinds in
 // each cluster, the objects its trackers record, and the version's
@@ -236,7 +204,7 @@ func carryStepEntries(rt *v1beta1.ResourceTracker, versioned []v1beta1.ManagedRe
 // before anything is read or sent, are in internal/provider (kube.go).
 type stepKube struct {
 	r    *Reconciler
-	s    *scope
+	s    *facts.Pass
 	step string
 }
 
@@ -244,7 +212,7 @@ var _ provider.KubeApp = stepKube{}
 
 // Client reaches a cluster as the Application.
 func (k stepKube) Client(ctx context.Context, cluster string) (client.Client, error) {
-	return k.s.clients.GetClient(ctx, cluster)
+	return k.s.Clients.GetClient(ctx, cluster)
 }
 
 // Namespaced reports whether obj's kind is namespaced in cluster.
@@ -267,8 +235,8 @@ func (k stepKube) Apply(ctx context.Context, cluster string, obj *unstructured.U
 // tracker, under the step; keepState applies it (in the next pass, as
 // the step is reached). Once it is recorded as it is now and applied, it
 // returns the live object; until then provider.ErrPending.
-func (r *Reconciler) applyFromStep(ctx context.Context, s *scope, step, cluster string, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if s.current == nil {
+func (r *Reconciler) applyFromStep(ctx context.Context, s *facts.Pass, step, cluster string, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if s.Current == nil {
 		return nil, errors.New("no version is recorded to record the object in")
 	}
 	if obj.GetName() == "" || obj.GetKind() == "" || obj.GetAPIVersion() == "" {
@@ -276,7 +244,7 @@ func (r *Reconciler) applyFromStep(ctx context.Context, s *scope, step, cluster 
 	}
 	// Its namespace (the Application's when it has none, none for a
 	// cluster-scoped kind) and ownership labels, as rendered objects.
-	obj, err := delivery.Settle(s.app, cluster, step, obj, r.namespacedIn(ctx))
+	obj, err := delivery.Settle(s.App, cluster, step, obj, r.namespacedIn(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -286,19 +254,19 @@ func (r *Reconciler) applyFromStep(ctx context.Context, s *scope, step, cluster 
 	}
 	e.Step = step
 	key := tracker.KeyOf(e)
-	entries, err := tracker.Entries(s.current)
+	entries, err := tracker.Entries(s.Current)
 	if err != nil {
 		return nil, err
 	}
 	i := slices.IndexFunc(entries, func(x v1beta1.ManagedResource) bool { return tracker.KeyOf(x) == key })
-	if i >= 0 && !entries[i].Deleted && entries[i].Step == step && sameManifest(entries[i], obj) {
+	if i >= 0 && !entries[i].Deleted && entries[i].Step == step && record.SameManifest(entries[i], obj) {
 		// Recorded as it is: keepState applied it in this pass.
-		for _, f := range s.keep.failures {
+		for _, f := range s.Keep.Failures {
 			if f.Key == key {
 				return nil, fmt.Errorf("applying %s: %v", key, f.Err)
 			}
 		}
-		c, err := s.clients.GetClient(ctx, cluster)
+		c, err := s.Clients.GetClient(ctx, cluster)
 		if err != nil {
 			return nil, err
 		}
@@ -312,16 +280,16 @@ func (r *Reconciler) applyFromStep(ctx context.Context, s *scope, step, cluster 
 		return live, nil
 	}
 	if i >= 0 && entries[i].Step != step && !entries[i].Deleted {
-		return nil, provider.Refuse("%s is applied by %s of this Application too: each object comes from one place", key, entrySource(entries[i]))
+		return nil, provider.Refuse("%s is applied by %s of this Application too: each object comes from one place", key, record.EntrySource(entries[i]))
 	}
-	if s.root != nil {
-		rootEntries, err := tracker.Entries(s.root)
+	if s.Root != nil {
+		rootEntries, err := tracker.Entries(s.Root)
 		if err != nil {
 			return nil, err
 		}
 		for _, x := range rootEntries {
 			if tracker.KeyOf(x) == key && !x.Deleted {
-				return nil, provider.Refuse("%s is applied by %s of this Application too: each object comes from one place", key, entrySource(x))
+				return nil, provider.Refuse("%s is applied by %s of this Application too: each object comes from one place", key, record.EntrySource(x))
 			}
 		}
 	}
@@ -330,20 +298,20 @@ func (r *Reconciler) applyFromStep(ctx context.Context, s *scope, step, cluster 
 	} else {
 		entries = append(entries, e)
 	}
-	if err := r.Trackers.Save(ctx, s.current, entries, 0); err != nil {
+	if err := r.Trackers.Save(ctx, s.Current, entries, 0); err != nil {
 		return nil, err
 	}
-	decisionLog(ctx, key, decisionLevel).Info("Recorded: a workflow step applies it; it is applied next", "step", step)
-	s.stepRecorded = true
+	decisionlog.For(ctx, key, decisionlog.Decision).Info("Recorded: a workflow step applies it; it is applied next", "step", step)
+	s.StepRecorded = true
 	return nil, fmt.Errorf("%w: %s recorded, to be applied", provider.ErrPending, key)
 }
 
 // tracked reports whether an object is recorded in one of the
 // Application's trackers.
-func (r *Reconciler) tracked(s *scope, cluster string, obj *unstructured.Unstructured) bool {
+func (r *Reconciler) tracked(s *facts.Pass, cluster string, obj *unstructured.Unstructured) bool {
 	want := tracker.KeyOf(v1beta1.ManagedResource{ClusterObjectReference: v1beta1.ClusterObjectReference{
 		Cluster: cluster, APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}})
-	for _, rt := range []*v1beta1.ResourceTracker{s.current, s.root} {
+	for _, rt := range []*v1beta1.ResourceTracker{s.Current, s.Root} {
 		if rt == nil {
 			continue
 		}
@@ -358,29 +326,4 @@ func (r *Reconciler) tracked(s *scope, cluster string, obj *unstructured.Unstruc
 		}
 	}
 	return false
-}
-
-// sameManifest reports whether an entry records obj as it is.
-func sameManifest(e v1beta1.ManagedResource, obj *unstructured.Unstructured) bool {
-	recorded, err := tracker.Manifest(e)
-	if err != nil || recorded == nil {
-		return false
-	}
-	a, _ := json.Marshal(recorded.Object)
-	b, _ := json.Marshal(obj.Object)
-	var x, y any
-	_ = json.Unmarshal(a, &x)
-	_ = json.Unmarshal(b, &y)
-	return equality.Semantic.DeepEqual(x, y)
-}
-
-// entrySource names what records an entry, for messages.
-func entrySource(e v1beta1.ManagedResource) string {
-	switch {
-	case e.Component != "":
-		return fmt.Sprintf("component %q", e.Component)
-	case e.Step != "":
-		return fmt.Sprintf("step %q", e.Step)
-	}
-	return "the Application"
 }

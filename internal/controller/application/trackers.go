@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/delivery"
+	"github.com/steward-oam/steward/internal/controller/application/decisionlog"
+	"github.com/steward-oam/steward/internal/controller/application/facts"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/tracker"
-	"github.com/steward-oam/steward/internal/workflow"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,7 +28,7 @@ import (
 // anything else looks at the trackers, so no object it listed (garbage
 // still to collect, objects kept for the Application's lifetime) is
 // orphaned and the version it records is not rendered again.
-func (r *Reconciler) rescueTrackers(ctx context.Context, s *scope, all []v1beta1.ResourceTracker) ([]v1beta1.ResourceTracker, error) {
+func (r *Reconciler) rescueTrackers(ctx context.Context, s *facts.Pass, all []v1beta1.ResourceTracker) ([]v1beta1.ResourceTracker, error) {
 	for i := range all {
 		rt := &all[i]
 		if rt.DeletionTimestamp.IsZero() {
@@ -39,7 +39,7 @@ func (r *Reconciler) rescueTrackers(ctx context.Context, s *scope, all []v1beta1
 			if kubevelas {
 				// No KubeVela runs to remove its finalizer: left on, it
 				// would hold the tracker forever once Steward deletes it.
-				s.tookOver(ctx, "Replaced KubeVela's finalizer on its resource tracker", "replaced KubeVela's finalizer on resource tracker "+rt.Name, "resourceTracker", rt.Name)
+				tookOver(ctx, s, "Replaced KubeVela's finalizer on its resource tracker", "replaced KubeVela's finalizer on resource tracker "+rt.Name, "resourceTracker", rt.Name)
 			}
 			continue
 		}
@@ -65,7 +65,7 @@ func (r *Reconciler) rescueTrackers(ctx context.Context, s *scope, all []v1beta1
 			return nil, err
 		}
 		ctrl.LoggerFrom(ctx).V(1).Info("Re-created a resource tracker deleted by hand", "resourceTracker", fresh.Name)
-		s.recreated = append(s.recreated, fresh.Name)
+		s.Recreated = append(s.Recreated, fresh.Name)
 		*rt = *fresh
 	}
 	return all, nil
@@ -75,19 +75,19 @@ func (r *Reconciler) rescueTrackers(ctx context.Context, s *scope, all []v1beta1
 // re-creation a stopped pass left half done (see tracker.Recreate); when
 // one was finished, the list is read from the API server, which the cache
 // may not have caught up with.
-func (r *Reconciler) listTrackers(ctx context.Context, s *scope) ([]v1beta1.ResourceTracker, error) {
-	ref := tracker.RefOf(s.app)
+func (r *Reconciler) listTrackers(ctx context.Context, s *facts.Pass) ([]v1beta1.ResourceTracker, error) {
+	ref := tracker.RefOf(s.App)
 	restored, err := r.Trackers.RestoreRescued(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	if len(restored) == 0 && !s.readFresh {
+	if len(restored) == 0 && !s.ReadFresh {
 		return r.Trackers.List(ctx, ref)
 	}
 	for _, name := range restored {
 		ctrl.LoggerFrom(ctx).V(1).Info("Re-created a resource tracker from its rescue copy", "resourceTracker", name)
 	}
-	s.recreated = append(s.recreated, restored...)
+	s.Recreated = append(s.Recreated, restored...)
 	return r.Trackers.ListFresh(ctx, ref)
 }
 
@@ -137,14 +137,14 @@ func (r *Reconciler) releaseOrphanTrackers(ctx context.Context, key client.Objec
 // the Application asks for (its publishVersion, else its generation) when
 // it exists, else the newest one of this Application; trackers left by an
 // earlier Application of the same name (another UID) are always older.
-func (r *Reconciler) loadTrackers(ctx context.Context, s *scope) error {
+func (r *Reconciler) loadTrackers(ctx context.Context, s *facts.Pass) error {
 	all, err := r.listTrackers(ctx, s)
 	if err != nil {
-		s.setRetry(err)
+		s.SetRetry(err)
 		return err
 	}
 	if all, err = r.rescueTrackers(ctx, s, all); err != nil {
-		s.setRetry(err)
+		s.SetRetry(err)
 		return err
 	}
 	// KubeVela's trackers, left by a KubeVela that delivered the
@@ -157,33 +157,33 @@ func (r *Reconciler) loadTrackers(ctx context.Context, s *scope) error {
 			return false
 		}
 		if rt.Spec.Type == v1beta1.ResourceTrackerTypeRoot {
-			s.kubevelaRoots = append(s.kubevelaRoots, rt)
+			s.KubeVelaRoots = append(s.KubeVelaRoots, rt)
 		} else {
-			s.older = append(s.older, rt)
+			s.Older = append(s.Older, rt)
 		}
 		return true
 	})
-	current := tracker.Current(all, s.app)
+	current := tracker.Current(all, s.App)
 	for i := range all {
 		rt := all[i]
 		switch rt.Spec.Type {
 		case v1beta1.ResourceTrackerTypeRoot:
-			s.root = &rt
+			s.Root = &rt
 		case v1beta1.ResourceTrackerTypeComponentRevision:
-			s.comprev = &rt
+			s.Comprev = &rt
 		case v1beta1.ResourceTrackerTypeVersioned:
-			if rt.Labels[v1beta1.LabelAppUID] == string(s.app.UID) {
-				s.newestGeneration = max(s.newestGeneration, rt.Spec.ApplicationGeneration)
+			if rt.Labels[v1beta1.LabelAppUID] == string(s.App.UID) {
+				s.NewestGeneration = max(s.NewestGeneration, rt.Spec.ApplicationGeneration)
 			}
 			if i == current {
-				s.current = &rt
+				s.Current = &rt
 			} else {
-				s.older = append(s.older, rt)
+				s.Older = append(s.Older, rt)
 			}
 		}
 	}
-	if s.rules, s.rulesErr = policy.Parse(s.app); s.rulesErr != nil {
-		s.rules = &policy.Rules{}
+	if s.Rules, s.RulesErr = policy.Parse(s.App); s.RulesErr != nil {
+		s.Rules = &policy.Rules{}
 	}
 	return nil
 }
@@ -203,7 +203,7 @@ func (r *Reconciler) adoptTrackers(ctx context.Context, app *v1beta1.Application
 		return false, nil
 	}
 	key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
-	if r.adopted.has(key) {
+	if r.Adopted.Has(key) {
 		return false, nil
 	}
 	ref := tracker.RefOf(app)
@@ -216,7 +216,7 @@ func (r *Reconciler) adoptTrackers(ctx context.Context, app *v1beta1.Application
 	})
 	delivered := app.Status.LatestRevision != nil || len(app.Status.AppliedResources) > 0 || app.Status.ObservedGeneration > 0
 	if own || !delivered {
-		r.adopted.add(key)
+		r.Adopted.Add(key)
 		return false, nil
 	}
 	n, err := r.Trackers.Adopt(ctx, ref)
@@ -224,9 +224,9 @@ func (r *Reconciler) adoptTrackers(ctx context.Context, app *v1beta1.Application
 		return false, err
 	}
 	if n > 0 {
-		ctrl.LoggerFrom(ctx).V(decisionLevel).Info("Moved resource trackers into this shard", "shard", r.Options.Sharding.ShardID, "resourceTrackers", n)
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Moved resource trackers into this shard", "shard", r.Options.Sharding.ShardID, "resourceTrackers", n)
 	}
-	r.adopted.add(key)
+	r.Adopted.Add(key)
 	return n > 0, nil
 }
 
@@ -236,51 +236,8 @@ func (r *Reconciler) adoptTrackers(ctx context.Context, app *v1beta1.Application
 // that had moved its trackers.
 func (r *Reconciler) notAdopted(app *v1beta1.Application, err error) {
 	if r.Options.Sharding.Enabled && apierrors.IsAlreadyExists(err) {
-		r.adopted.forget(types.NamespacedName{Namespace: app.Namespace, Name: app.Name})
+		r.Adopted.Forget(types.NamespacedName{Namespace: app.Namespace, Name: app.Name})
 	}
-}
-
-// entriesOf turns the objects a version delivers into tracker entries,
-// in delivery order. Objects a garbage-collect rule keeps for the
-// Application's lifetime (onAppDelete, never) go to the root tracker;
-// never and read-only objects are marked skipGC so that Steward never
-// deletes them.
-func entriesOf(app *v1beta1.Application, objs []delivery.Object, rules *policy.Rules) (versioned, root []v1beta1.ManagedResource, err error) {
-	types := componentTypes(app)
-	gated := workflow.Gated(workflow.Of(app))
-	for _, o := range objs {
-		e, err := tracker.Entry(o.Cluster, o.Component, o.Trait, o.Object)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", o.Source(), err)
-		}
-		if gated {
-			// Applied once the workflow reaches the step.
-			e.Step = o.Step
-		}
-		res := resourceOf(e, types)
-		strategy := rules.GCStrategy(res)
-		e.SkipGC = strategy == policy.Never || rules.ReadOnly(res)
-		if strategy == policy.OnAppUpdate {
-			versioned = append(versioned, e)
-		} else {
-			root = append(root, e)
-		}
-	}
-	return versioned, root, nil
-}
-
-// componentTypes maps component names to their types.
-func componentTypes(app *v1beta1.Application) map[string]string {
-	out := make(map[string]string, len(app.Spec.Components))
-	for _, c := range app.Spec.Components {
-		out[c.Name] = c.Type
-	}
-	return out
-}
-
-// resourceOf describes an entry for policy selectors.
-func resourceOf(e v1beta1.ManagedResource, types map[string]string) policy.Resource {
-	return policy.Resource{Component: e.Component, ComponentType: types[e.Component], Trait: e.Trait, Kind: e.Kind, Name: e.Name}
 }
 
 // scopeFunc says whether an object's kind is namespaced in the cluster
@@ -302,7 +259,7 @@ func (r *Reconciler) namespacedIn(ctx context.Context) scopeFunc {
 		if !builtinGroup(gvk.Group) {
 			c, err := r.Clusters.GetClient(ctx, clusterName)
 			if err != nil {
-				return false, &reasonError{reason: v1beta1.ReasonClusterUnreachable, err: err}
+				return false, &facts.ReasonError{Reason: v1beta1.ReasonClusterUnreachable, Err: err}
 			}
 			mapper = c.RESTMapper()
 		}
@@ -312,13 +269,13 @@ func (r *Reconciler) namespacedIn(ctx context.Context) scopeFunc {
 			if !v1beta1.IsLocalCluster(clusterName) {
 				where = fmt.Sprintf("cluster %q", clusterName)
 			}
-			return false, &reasonError{reason: v1beta1.ReasonKindNotFound,
-				err: fmt.Errorf("kind %s %q is not served by %s: install the CustomResourceDefinition that serves the kind (%w)", gvk.Kind, gvk.GroupVersion(), where, err)}
+			return false, &facts.ReasonError{Reason: v1beta1.ReasonKindNotFound,
+				Err: fmt.Errorf("kind %s %q is not served by %s: install the CustomResourceDefinition that serves the kind (%w)", gvk.Kind, gvk.GroupVersion(), where, err)}
 		}
 		if err != nil {
 			err = fmt.Errorf("finding the scope of kind %s %q: %w", gvk.Kind, gvk.GroupVersion(), err)
-			if isUnreachable(err) {
-				err = &reasonError{reason: v1beta1.ReasonClusterUnreachable, err: err}
+			if facts.IsUnreachable(err) {
+				err = &facts.ReasonError{Reason: v1beta1.ReasonClusterUnreachable, Err: err}
 			}
 			return false, err
 		}
@@ -331,15 +288,4 @@ func (r *Reconciler) namespacedIn(ctx context.Context) scopeFunc {
 // reserved.
 func builtinGroup(group string) bool {
 	return !strings.Contains(group, ".") || strings.HasSuffix(group, ".k8s.io")
-}
-
-// describeSource names where an object comes from, for messages.
-func describeSource(component, trait, step string) string {
-	if component == "" && step != "" {
-		return fmt.Sprintf("workflow step %q", step)
-	}
-	if trait == "" {
-		return fmt.Sprintf("component %q", component)
-	}
-	return fmt.Sprintf("component %q trait %q", component, trait)
 }

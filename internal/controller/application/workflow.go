@@ -2,7 +2,6 @@ package application
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,6 +13,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/application/decisionlog"
+	"github.com/steward-oam/steward/internal/controller/application/facts"
+	"github.com/steward-oam/steward/internal/controller/application/record"
+	"github.com/steward-oam/steward/internal/controller/application/status"
 	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/inventory"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -21,7 +24,7 @@ import (
 )
 
 // advanceWorkflow starts the pass's run of the version being kept
-// (s.run, a workflow.Run), whose Status is status.workflow once
+// (s.Run, a workflow.Run), whose Status is status.workflow once
 // finishWorkflow has judged it:
 //
 //   - A version rendered from a workflow with gates (suspend steps, and
@@ -35,71 +38,54 @@ import (
 //     stays in place. The run follows the recorded steps, not the spec: a
 //     spec edited under the same publishVersion, a new generation that
 //     fails to render, or a rollback keeps the steps of the version being
-//     kept. This run is also s.flow.
+//     kept. This run is also s.Flow.
 //   - A workflow refused before anything of its version was applied, or
-//     recorded steps that cannot run (s.flowErr), is a refused run.
+//     recorded steps that cannot run (s.FlowErr), is a refused run.
 //   - Any other version is delivered in one pass, and its run reports the
 //     steps KubeVela would show for it.
 //
 // Without a version (nothing recorded yet) there is no run.
-func (r *Reconciler) advanceWorkflow(ctx context.Context, s *scope) error {
+func (r *Reconciler) advanceWorkflow(ctx context.Context, s *facts.Pass) error {
 	now := time.Now()
-	prev := s.app.Status.Workflow
-	if s.current != nil && tracker.Mark(s.current, tracker.AnnotationWorkflowSteps) != "" {
-		flow, err := workflow.Decode(tracker.Mark(s.current, tracker.AnnotationWorkflowSteps))
+	prev := s.App.Status.Workflow
+	if s.Current != nil && tracker.Mark(s.Current, tracker.AnnotationWorkflowSteps) != "" {
+		flow, err := workflow.Decode(tracker.Mark(s.Current, tracker.AnnotationWorkflowSteps))
 		if err == nil {
-			err = checkRecordedSteps(s.current, flow)
+			err = checkRecordedSteps(s.Current, flow)
 		}
 		if err == nil {
 			r.advanceGated(ctx, s, flow, now)
 			return nil
 		}
-		s.flowErr = err
+		s.FlowErr = err
 	}
-	switch err := workflowRefusal(s); {
+	switch err := facts.WorkflowRefusal(s); {
 	case err != nil:
-		rev := delivery.RevisionNameOf(s.app.Name, s.app.Annotations[v1beta1.AnnotationPublishVersion], s.app.Generation)
-		s.run = workflow.RefusedRun(s.app, rev, err, prev, now)
-	case s.current != nil:
-		s.run = workflow.OnePassRun(s.app, prev, liveRevision(s.app, s.current).Name, now)
+		rev := delivery.RevisionNameOf(s.App.Name, s.App.Annotations[v1beta1.AnnotationPublishVersion], s.App.Generation)
+		s.Run = workflow.RefusedRun(s.App, rev, err, prev, now)
+	case s.Current != nil:
+		s.Run = workflow.OnePassRun(s.App, prev, status.LiveRevision(s.App, s.Current).Name, now)
 	}
 	return nil
 }
 
 // advanceGated runs the gates of the version kept: the steps of flow
 // this pass reaches.
-func (r *Reconciler) advanceGated(ctx context.Context, s *scope, flow workflow.Flow, now time.Time) {
-	rev := liveRevision(s.app, s.current).Name
+func (r *Reconciler) advanceGated(ctx context.Context, s *facts.Pass, flow workflow.Flow, now time.Time) {
+	rev := status.LiveRevision(s.App, s.Current).Name
 	flow.Use(r.Renderer.Evaluator())
-	s.flow = workflow.AdvanceWith(flow, s.app.Status.Workflow, rev, now, runData(s, flow))
-	s.run = s.flow
+	s.Flow = workflow.AdvanceWith(flow, s.App.Status.Workflow, rev, now, record.RunData(s, flow))
+	s.Run = s.Flow
 	if err := r.forgetOutputs(ctx, s); err != nil {
-		s.setRetry(err)
+		s.SetRetry(err)
 	}
-	log := ctrl.LoggerFrom(ctx).V(decisionLevel)
-	switch s.flow.Status.Phase {
+	log := ctrl.LoggerFrom(ctx).V(decisionlog.Decision)
+	switch s.Flow.Status.Phase {
 	case v1beta1.WorkflowPhaseSuspending:
-		log.Info("Workflow suspended: the steps after it apply nothing until it is resumed", "revision", rev, "message", s.flow.Status.Message)
+		log.Info("Workflow suspended: the steps after it apply nothing until it is resumed", "revision", rev, "message", s.Flow.Status.Message)
 	case v1beta1.WorkflowPhaseTerminated:
 		log.Info("Workflow terminated: the steps it had not reached apply nothing", "revision", rev)
 	}
-}
-
-// workflowRefusal is why the newest generation's workflow was refused
-// (nothing of it applied), or why the kept version's recorded steps
-// cannot run; nil otherwise.
-func workflowRefusal(s *scope) error {
-	if s.flowErr != nil {
-		return s.flowErr
-	}
-	if s.renderErr != nil && reasonOf(s.renderErr, "") == v1beta1.ReasonUnsupportedWorkflow {
-		return s.renderErr
-	}
-	if errors.As(s.renderErr, new(*workflow.MissingDefinitionError)) {
-		// A step type with no definition: the step at fault fails.
-		return s.renderErr
-	}
-	return nil
 }
 
 // checkRecordedSteps fails closed when the version's objects do not all
@@ -122,11 +108,11 @@ func checkRecordedSteps(rt *v1beta1.ResourceTracker, flow workflow.Flow) error {
 
 // finishWorkflow completes, after keepState and health, the pass's run
 // (workflow.Run.Finish) with what the pass found (passJudge).
-func (r *Reconciler) finishWorkflow(ctx context.Context, s *scope) error {
-	if s.run == nil {
+func (r *Reconciler) finishWorkflow(ctx context.Context, s *facts.Pass) error {
+	if s.Run == nil {
 		return nil
 	}
-	s.run.Finish(r.judge(ctx, s), time.Now())
+	s.Run.Finish(r.judge(ctx, s), time.Now())
 	return nil
 }
 
@@ -135,7 +121,7 @@ func (r *Reconciler) finishWorkflow(ctx context.Context, s *scope) error {
 type passJudge struct {
 	r   *Reconciler
 	ctx context.Context
-	s   *scope
+	s   *facts.Pass
 	// entries are the version's applied entries, decoded once for every
 	// step judged, and blocked the steps whose objects this pass did not
 	// all apply (blockedSteps); only for a gated run.
@@ -144,10 +130,10 @@ type passJudge struct {
 	blocked    map[string]bool
 }
 
-func (r *Reconciler) judge(ctx context.Context, s *scope) *passJudge {
+func (r *Reconciler) judge(ctx context.Context, s *facts.Pass) *passJudge {
 	j := &passJudge{r: r, ctx: ctx, s: s}
-	if s.flow != nil {
-		j.entries, j.entriesErr = inventory.AppliedOf(s.current, s.root)
+	if s.Flow != nil {
+		j.entries, j.entriesErr = inventory.AppliedOf(s.Current, s.Root)
 		j.blocked = blockedSteps(s, j.entries, j.entriesErr)
 	}
 	return j
@@ -164,7 +150,7 @@ func (r *Reconciler) judge(ctx context.Context, s *scope) *passJudge {
 // again; steps running together are judged each on its own.
 func (j *passJudge) Done(name string) (bool, string) {
 	s := j.s
-	step, _ := s.flow.Step(name)
+	step, _ := s.Flow.Step(name)
 	if step.Type == v1beta1.WorkflowStepTypeDependsOnApp {
 		return j.r.appRunning(j.ctx, s, step.App)
 	}
@@ -186,17 +172,17 @@ func (j *passJudge) Done(name string) (bool, string) {
 // healthy.
 func (j *passJudge) Delivery() workflow.Delivery {
 	s := j.s
-	d := workflow.Delivery{Kept: s.keep.ran, Waiting: s.keep.waiting}
-	for _, f := range s.keep.failures {
+	d := workflow.Delivery{Kept: s.Keep.Ran, Waiting: s.Keep.Waiting}
+	for _, f := range s.Keep.Failures {
 		msg := ""
 		if f.Err != nil {
 			msg = f.Err.Error()
 		}
 		d.Failed = append(d.Failed, workflow.Note{Component: f.Component, Message: msg})
 	}
-	for k, h := range s.health {
+	for k, h := range s.Health {
 		if !h.Healthy {
-			c, _, _ := splitHealthKey(k)
+			c, _, _ := facts.SplitHealthKey(k)
 			d.Unhealthy = append(d.Unhealthy, workflow.Note{Component: c, Message: h.Message})
 		}
 	}
@@ -207,8 +193,8 @@ func (j *passJudge) Delivery() workflow.Delivery {
 // apply: an object or cluster of the step failed, or a component of it
 // waits for a dependency. nil means every step (the pass could not apply,
 // or a failure names no object of the version).
-func blockedSteps(s *scope, entries []v1beta1.ManagedResource, entriesErr error) map[string]bool {
-	if !s.keep.ran || s.rulesErr != nil || s.identityErr != nil || s.recordErr != nil || entriesErr != nil {
+func blockedSteps(s *facts.Pass, entries []v1beta1.ManagedResource, entriesErr error) map[string]bool {
+	if !s.Keep.Ran || s.RulesErr != nil || s.IdentityErr != nil || s.RecordErr != nil || entriesErr != nil {
 		return nil
 	}
 	blocked := map[string]bool{}
@@ -224,7 +210,7 @@ func blockedSteps(s *scope, entries []v1beta1.ManagedResource, entriesErr error)
 		byCluster[c] = append(byCluster[c], e.Step)
 		byComponent[e.Component] = append(byComponent[e.Component], e.Step)
 	}
-	for _, f := range s.keep.failures {
+	for _, f := range s.Keep.Failures {
 		if step, ok := byKey[f.Key]; ok {
 			blocked[step] = true
 			continue
@@ -238,7 +224,7 @@ func blockedSteps(s *scope, entries []v1beta1.ManagedResource, entriesErr error)
 			blocked[step] = true
 		}
 	}
-	for _, c := range s.keep.waiting {
+	for _, c := range s.Keep.Waiting {
 		for _, step := range byComponent[c] {
 			blocked[step] = true
 		}
@@ -251,21 +237,21 @@ func blockedSteps(s *scope, entries []v1beta1.ManagedResource, entriesErr error)
 // running, and otherwise what it is. One of this namespace is read from
 // the cache; one of another namespace with this Application's identity,
 // so that a tenant reads only what its ServiceAccount may.
-func (r *Reconciler) appRunning(ctx context.Context, s *scope, ref string) (bool, string) {
+func (r *Reconciler) appRunning(ctx context.Context, s *facts.Pass, ref string) (bool, string) {
 	namespace, name, _ := strings.Cut(ref, "/")
 	if namespace == "" {
-		namespace = s.app.Namespace
+		namespace = s.App.Namespace
 	}
 	other := &v1beta1.Application{}
 	key := client.ObjectKey{Namespace: namespace, Name: name}
 	var err error
-	if namespace == s.app.Namespace {
+	if namespace == s.App.Namespace {
 		err = r.Client.Get(ctx, key, other)
-	} else if s.identityErr != nil {
-		err = s.identityErr
+	} else if s.IdentityErr != nil {
+		err = s.IdentityErr
 	} else {
 		var c client.Client
-		if c, err = s.clients.GetClient(ctx, v1beta1.ClusterLocal); err == nil {
+		if c, err = s.Clients.GetClient(ctx, v1beta1.ClusterLocal); err == nil {
 			err = c.Get(ctx, key, other)
 		}
 	}
@@ -287,11 +273,11 @@ func (r *Reconciler) appRunning(ctx context.Context, s *scope, ref string) (bool
 // unhealthyInStep names the components (with their cluster and health
 // message) the step delivers that are not healthy yet; health not
 // evaluated counts as not healthy.
-func unhealthyInStep(s *scope, entries []v1beta1.ManagedResource, entriesErr error, step string) []string {
+func unhealthyInStep(s *facts.Pass, entries []v1beta1.ManagedResource, entriesErr error, step string) []string {
 	if step == "" {
 		return nil
 	}
-	if s.health == nil {
+	if s.Health == nil {
 		return []string{"health not evaluated yet"}
 	}
 	if entriesErr != nil {
@@ -303,13 +289,13 @@ func unhealthyInStep(s *scope, entries []v1beta1.ManagedResource, entriesErr err
 		if e.Step != step || e.Component == "" {
 			continue
 		}
-		k := healthKey(e.Component, e.Cluster, e.Step)
+		k := facts.HealthKey(e.Component, e.Cluster, e.Step)
 		if seen[k] {
 			continue
 		}
 		seen[k] = true
 		// A component the spec no longer names is not judged.
-		if h, ok := s.health[k]; ok && !h.Healthy {
+		if h, ok := s.Health[k]; ok && !h.Healthy {
 			name := e.Component
 			if !v1beta1.IsLocalCluster(e.Cluster) {
 				name += " in cluster " + e.Cluster
@@ -322,32 +308,4 @@ func unhealthyInStep(s *scope, entries []v1beta1.ManagedResource, entriesErr err
 	}
 	slices.Sort(sick)
 	return sick
-}
-
-// gatedEntry reports whether an entry belongs to a step the run has not
-// reached, or skipped: it is neither applied nor deleted in this pass.
-// Step names are ignored when the version being kept has no gated
-// workflow (a root entry recorded by an earlier, gated version).
-func (s *scope) gatedEntry(e v1beta1.ManagedResource) bool {
-	switch {
-	case e.Step == "":
-		return false
-	case s.flowErr != nil:
-		return true
-	case s.recordErr != nil:
-		// The new render's root entries were recorded but not its
-		// version: their steps belong to a run that has not started.
-		return true
-	case s.flow == nil:
-		return false
-	}
-	return !s.flow.Reached[e.Step]
-}
-
-// dispatching reports whether an entry belongs to the deploy step the run
-// reaches in this pass: it is applied as a dispatch (apply-once fields
-// written, created even in report-only drift mode), as a newly recorded
-// version is.
-func (s *scope) dispatching(e v1beta1.ManagedResource) bool {
-	return s.fresh || s.flow.Dispatches(e.Step)
 }

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/application/facts"
 	"github.com/steward-oam/steward/internal/inventory"
 	"github.com/steward-oam/steward/internal/tracker"
 	"github.com/steward-oam/steward/internal/workflow"
@@ -41,8 +42,8 @@ func TestCheckRecordedSteps_FailsClosed(t *testing.T) {
 			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
 				t.Fatalf("error %v, want %q", err, tt.want)
 			}
-			s := &scope{flowErr: err}
-			if held := s.gatedEntry(tt.entries[0]); held != (tt.want != "") {
+			s := &facts.Pass{FlowErr: err}
+			if held := s.GatedEntry(tt.entries[0]); held != (tt.want != "") {
 				t.Errorf("the first object held = %v", held)
 			}
 		})
@@ -68,20 +69,20 @@ func TestBlockedSteps_AreThoseTheFailureBelongsTo(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, tt := range map[string]struct {
-		keep keepReport
+		keep facts.KeepReport
 		want []string // nil: every step
 	}{
-		"nothing failed":           {keep: keepReport{ran: true}, want: []string{}},
-		"an object of one step":    {keep: keepReport{ran: true, failures: []objectFailure{{Key: tracker.KeyOf(entries[1])}}}, want: []string{"deploy-us"}},
-		"a component waiting":      {keep: keepReport{ran: true, waiting: []string{"worker"}}, want: []string{"deploy-eu"}},
-		"a cluster out of reach":   {keep: keepReport{ran: true, failures: []objectFailure{clusterFailure("us-1", errNotYet)}}, want: []string{"deploy-us"}},
-		"the hub out of reach":     {keep: keepReport{ran: true, failures: []objectFailure{clusterFailure("", errNotYet)}}, want: []string{"deploy-eu"}},
-		"an object of no step":     {keep: keepReport{ran: true, failures: []objectFailure{{Key: tracker.Key{Kind: "Secret", Name: "x"}}}}},
-		"nothing could be applied": {keep: keepReport{}},
+		"nothing failed":           {keep: facts.KeepReport{Ran: true}, want: []string{}},
+		"an object of one step":    {keep: facts.KeepReport{Ran: true, Failures: []facts.Failure{{Key: tracker.KeyOf(entries[1])}}}, want: []string{"deploy-us"}},
+		"a component waiting":      {keep: facts.KeepReport{Ran: true, Waiting: []string{"worker"}}, want: []string{"deploy-eu"}},
+		"a cluster out of reach":   {keep: facts.KeepReport{Ran: true, Failures: []facts.Failure{facts.ClusterFailure("us-1", errNotYet)}}, want: []string{"deploy-us"}},
+		"the hub out of reach":     {keep: facts.KeepReport{Ran: true, Failures: []facts.Failure{facts.ClusterFailure("", errNotYet)}}, want: []string{"deploy-eu"}},
+		"an object of no step":     {keep: facts.KeepReport{Ran: true, Failures: []facts.Failure{{Key: tracker.Key{Kind: "Secret", Name: "x"}}}}},
+		"nothing could be applied": {keep: facts.KeepReport{}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			sc := &scope{keep: tt.keep, trackerSet: trackerSet{current: rt}}
-			live, err := inventory.AppliedOf(sc.current, sc.root)
+			sc := &facts.Pass{Keep: tt.keep, Trackers: facts.Trackers{Current: rt}}
+			live, err := inventory.AppliedOf(sc.Current, sc.Root)
 			got := blockedSteps(sc, live, err)
 			if tt.want == nil {
 				if got != nil {

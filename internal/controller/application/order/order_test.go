@@ -1,4 +1,4 @@
-package application
+package order
 
 import (
 	"strings"
@@ -19,7 +19,7 @@ func TestInDependencyOrder_AcrossTrackers(t *testing.T) {
 	current := []v1beta1.ManagedResource{entry("db", "StatefulSet", "db"), entry("app", "Deployment", "app"), entry("app", "ConfigMap", "app")}
 	root := []v1beta1.ManagedResource{entry("space", "Namespace", "space"), entry("db", "PersistentVolumeClaim", "data")}
 	deps := map[string][]string{"app": {"db"}, "db": {"space"}}
-	got := inDependencyOrder(append(current, root...), deps)
+	got := ByDependency(append(current, root...), deps)
 	var names []string
 	for _, e := range got {
 		names = append(names, e.Name)
@@ -29,7 +29,7 @@ func TestInDependencyOrder_AcrossTrackers(t *testing.T) {
 	}
 	// A namespace of a component goes before the rest of it; a cycle keeps
 	// the order of first appearance.
-	got = inDependencyOrder([]v1beta1.ManagedResource{entry("a", "Deployment", "d"), entry("a", "Namespace", "n"), entry("b", "Service", "s")},
+	got = ByDependency([]v1beta1.ManagedResource{entry("a", "Deployment", "d"), entry("a", "Namespace", "n"), entry("b", "Service", "s")},
 		map[string][]string{"a": {"b"}, "b": {"a"}})
 	names = names[:0]
 	for _, e := range got {

@@ -1,12 +1,15 @@
-package application
+package wake_test
 
 import (
 	"testing"
 	"time"
 
+	"github.com/steward-oam/steward/internal/controller/application"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/application/wake"
 )
 
 // FuzzReconcileInterval reads an arbitrary app.oam.dev/reconcile-interval
@@ -16,13 +19,9 @@ import (
 // controller re-sync it in a hot loop. A valid annotation at or above the
 // minimum is taken as it is, and anything else is ignored with a warning.
 // The unhealthy back-off built on it stays positive and within it.
-//
-// It needs no API server, but the package's TestMain starts envtest for
-// every test binary, fuzz workers included: run it with KUBEBUILDER_ASSETS
-// set, as `make fuzz` does.
 func FuzzReconcileInterval(f *testing.F) {
 	f.Fuzz(func(t *testing.T, value string, present bool, reSync, minimum, base int64, streak uint8) {
-		o := NewOptions()
+		o := application.NewOptions()
 		o.ReSyncPeriod, o.MinReconcileInterval, o.UnhealthyRequeueBase = time.Duration(reSync), time.Duration(minimum), time.Duration(base)
 		// The minimum is set in code (10s, 1s in tests), never negative;
 		// the other two come from flags that Validate checks.
@@ -33,7 +32,7 @@ func FuzzReconcileInterval(f *testing.F) {
 		if present {
 			app.Annotations = map[string]string{v1beta1.AnnotationReconcileInterval: value}
 		}
-		got, warning := reconcileInterval(app, o)
+		got, warning := wake.Interval(app, o.ReSyncPeriod, o.MinReconcileInterval)
 		if got < 0 || got < o.MinReconcileInterval {
 			t.Fatalf("annotation %q, re-sync %s, minimum %s: interval %s", value, o.ReSyncPeriod, o.MinReconcileInterval, got)
 		}
@@ -48,10 +47,10 @@ func FuzzReconcileInterval(f *testing.F) {
 		// The back-off saturates at the interval however long it is (an
 		// annotation of 2500000h at streak 31 once overflowed to 0: seed
 		// backoff-overflow), and so does the jitter.
-		if j := jitter(got, o.ReSyncJitter); j <= 0 {
+		if j := wake.Jitter(got, o.ReSyncJitter); j <= 0 {
 			t.Fatalf("jitter of %s by %v: %s", got, o.ReSyncJitter, j)
 		}
-		backoff := unhealthyBackoff(o.UnhealthyRequeueBase, got, int(streak))
+		backoff := wake.UnhealthyBackoff(o.UnhealthyRequeueBase, got, int(streak))
 		if backoff <= 0 || backoff > got {
 			t.Fatalf("unhealthy back-off from %s over %s at streak %d: %s", o.UnhealthyRequeueBase, got, streak, backoff)
 		}

@@ -1,4 +1,4 @@
-package application
+package status
 
 import (
 	"fmt"
@@ -10,27 +10,25 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/application/facts"
 	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
-// failureListLimit bounds how many failed objects a condition message names.
-const failureListLimit = 5
-
-// computeStatus turns the facts of a pass into the Application's status.
+// Compute turns the facts of a pass into the Application's status.
 // It is pure: the same facts give the same status, and conditions only
 // move their transition time when their status changes.
-func computeStatus(s *scope, now time.Time) {
-	if s.deleting {
-		deletingStatus(s, now)
+func Compute(s *facts.Pass, now time.Time) {
+	if s.Deleting {
+		Deleting(s, now)
 		return
 	}
-	st := &s.app.Status
-	st.ObservedGeneration = s.app.Generation
-	gen := s.app.Generation
+	st := &s.App.Status
+	st.ObservedGeneration = s.App.Generation
+	gen := s.App.Generation
 	// KubeVela's own condition types are left from before Steward took
 	// the Application over: nothing would update them again.
-	s.droppedConditions = dropKubeVelaConditions(&st.Conditions)
+	s.DroppedConditions = DropKubeVelaConditions(&st.Conditions)
 	set := func(c v1beta1.Condition) {
 		c.ObservedGeneration = gen
 		c.LastTransitionTime = metav1.NewTime(now)
@@ -42,105 +40,105 @@ func computeStatus(s *scope, now time.Time) {
 	set(healthyCondition(s))
 	set(garbageCollectedCondition(s))
 	set(readyCondition(st.Conditions))
-	st.Phase = phaseOf(st.Conditions)
-	if s.current != nil {
-		st.LatestRevision = liveRevision(s.app, s.current)
+	st.Phase = PhaseOf(st.Conditions)
+	if s.Current != nil {
+		st.LatestRevision = LiveRevision(s.App, s.Current)
 	}
 	st.Services, st.AppliedResources = servicesAndResources(s)
 	// The pass's run, whatever its kind (advanceWorkflow), is the only
 	// writer of status.workflow.
-	st.Workflow = s.run.Report()
+	st.Workflow = s.Run.Report()
 }
 
-// deletingStatus shows the deletion: phase deleting and Ready False with
+// Deleting shows the deletion: phase deleting and Ready False with
 // reason Deleting, set once; the other conditions stay as the last pass
 // left them.
-func deletingStatus(s *scope, now time.Time) {
-	st := &s.app.Status
+func Deleting(s *facts.Pass, now time.Time) {
+	st := &s.App.Status
 	if st.Phase == v1beta1.ApplicationDeleting {
 		return
 	}
 	st.Phase = v1beta1.ApplicationDeleting
 	setCondition(&st.Conditions, v1beta1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1beta1.ReasonDeleting,
-		Message: "deleting the objects the application created", ObservedGeneration: s.app.Generation, LastTransitionTime: metav1.NewTime(now)})
+		Message: "deleting the objects the application created", ObservedGeneration: s.App.Generation, LastTransitionTime: metav1.NewTime(now)})
 }
 
-func renderedCondition(s *scope) v1beta1.Condition {
+func renderedCondition(s *facts.Pass) v1beta1.Condition {
 	c := v1beta1.Condition{Type: v1beta1.ConditionRendered, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
-		Message: fmt.Sprintf("generation %d rendered", s.app.Generation)}
-	if s.renderErr != nil {
+		Message: fmt.Sprintf("generation %d rendered", s.App.Generation)}
+	if s.RenderErr != nil {
 		c.Status = metav1.ConditionFalse
-		c.Reason = reasonOf(s.renderErr, v1beta1.ReasonRenderFailed)
-		c.Message = s.renderErr.Error()
-		if s.current != nil {
-			c.Message += fmt.Sprintf("; generation %d stays applied", s.current.Spec.ApplicationGeneration)
+		c.Reason = facts.ReasonOf(s.RenderErr, v1beta1.ReasonRenderFailed)
+		c.Message = s.RenderErr.Error()
+		if s.Current != nil {
+			c.Message += fmt.Sprintf("; generation %d stays applied", s.Current.Spec.ApplicationGeneration)
 		}
 	}
 	return c
 }
 
-func dispatchedCondition(s *scope) v1beta1.Condition {
+func dispatchedCondition(s *facts.Pass) v1beta1.Condition {
 	c := v1beta1.Condition{Type: v1beta1.ConditionDispatched, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded}
 	switch {
-	case s.recordErr != nil:
+	case s.RecordErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonRecordFailed
-		c.Message = s.recordErr.Error()
-	case s.identityErr != nil:
+		c.Message = s.RecordErr.Error()
+	case s.IdentityErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonInvalidServiceAccount
 		c.Message = "nothing is applied or deleted until the service account is fixed"
-	case s.rulesErr != nil:
+	case s.RulesErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonInvalidPolicy
 		c.Message = "nothing is applied or deleted until the policies are fixed"
-	case workflowRefusal(s) != nil && s.renderErr != nil:
+	case facts.WorkflowRefusal(s) != nil && s.RenderErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonWorkflowFailed
-		c.Message = fmt.Sprintf("the workflow of generation %d cannot run, so nothing of it was dispatched", s.app.Generation)
-	case s.renderErr != nil:
+		c.Message = fmt.Sprintf("the workflow of generation %d cannot run, so nothing of it was dispatched", s.App.Generation)
+	case s.RenderErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonRenderFailed
-		c.Message = fmt.Sprintf("generation %d was not rendered, so it was not dispatched", s.app.Generation)
-	case len(s.keep.failures) > 0:
-		c.Status, c.Reason = metav1.ConditionFalse, s.keep.failures[0].Reason
-		c.Message = describeFailures(s.keep.failures, failureListLimit)
+		c.Message = fmt.Sprintf("generation %d was not rendered, so it was not dispatched", s.App.Generation)
+	case len(s.Keep.Failures) > 0:
+		c.Status, c.Reason = metav1.ConditionFalse, s.Keep.Failures[0].Reason
+		c.Message = DescribeFailures(s.Keep.Failures, FailureListLimit)
 		if c.Reason == v1beta1.ReasonKindNotFound {
 			c.Message += "; install the CustomResourceDefinition that serves the kind"
 		}
-	case len(s.keep.waiting) > 0:
+	case len(s.Keep.Waiting) > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonDependencyNotReady
-		c.Message = "waiting for dependencies of components " + strings.Join(s.keep.waiting, ", ")
-		if len(s.keep.unhealthyDeps) > 0 {
-			c.Message += ": " + strings.Join(s.keep.unhealthyDeps, "; ")
+		c.Message = "waiting for dependencies of components " + strings.Join(s.Keep.Waiting, ", ")
+		if len(s.Keep.UnhealthyDeps) > 0 {
+			c.Message += ": " + strings.Join(s.Keep.UnhealthyDeps, "; ")
 		}
 	case workflowPending(s):
 		c.Status = metav1.ConditionFalse
 		c.Reason, c.Message, _ = workflowCondition(s)
-	case !s.keep.ran:
+	case !s.Keep.Ran:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonProgressing
 		c.Message = "nothing recorded yet"
 	default:
-		c.Message = fmt.Sprintf("%d objects applied", s.keep.applied)
+		c.Message = fmt.Sprintf("%d objects applied", s.Keep.Applied)
 	}
 	return c
 }
 
-func healthyCondition(s *scope) v1beta1.Condition {
+func healthyCondition(s *facts.Pass) v1beta1.Condition {
 	c := v1beta1.Condition{Type: v1beta1.ConditionHealthy, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
 		Message: "every component is healthy"}
-	if s.health == nil {
+	if s.Health == nil {
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, v1beta1.ReasonProgressing, "not evaluated: nothing applied yet"
 		return c
 	}
 	var bad []string
 	reason := v1beta1.ReasonUnhealthy
-	keys := make([]string, 0, len(s.health))
-	for k := range s.health {
+	keys := make([]string, 0, len(s.Health))
+	for k := range s.Health {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		h := s.health[k]
+		h := s.Health[k]
 		if h.Healthy {
 			continue
 		}
-		comp, clusterName, step := splitHealthKey(k)
+		comp, clusterName, step := facts.SplitHealthKey(k)
 		msg := fmt.Sprintf("component %q", comp)
 		if clusterName != "" {
 			msg += fmt.Sprintf(" in cluster %q", clusterName)
@@ -164,41 +162,41 @@ func healthyCondition(s *scope) v1beta1.Condition {
 	return c
 }
 
-func stateKeptCondition(s *scope) v1beta1.Condition {
+func stateKeptCondition(s *facts.Pass) v1beta1.Condition {
 	c := v1beta1.Condition{Type: v1beta1.ConditionStateKept, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
 		Message: "every recorded object matches its manifest"}
-	if len(s.keep.drifted) > 0 {
+	if len(s.Keep.Drifted) > 0 {
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonDriftDetected
-		c.Message = "drift found and not repaired (app.oam.dev/drift-mode=report): " + describeChanges(s.keep.drifted)
+		c.Message = "drift found and not repaired (app.oam.dev/drift-mode=report): " + DescribeChanges(s.Keep.Drifted)
 		return c
 	}
 	switch {
-	case s.identityErr != nil:
+	case s.IdentityErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonInvalidServiceAccount
 		c.Message = "not kept while the service account is invalid"
-	case s.rulesErr != nil:
+	case s.RulesErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonInvalidPolicy
 		c.Message = "not kept while the policies are invalid"
-	case !s.keep.ran:
+	case !s.Keep.Ran:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, v1beta1.ReasonStateKeepFailed, "nothing recorded yet"
-	case len(s.keep.failures) > 0:
+	case len(s.Keep.Failures) > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonStateKeepFailed
 		c.Message = "not every recorded object could be applied"
 	}
 	return c
 }
 
-func garbageCollectedCondition(s *scope) v1beta1.Condition {
+func garbageCollectedCondition(s *facts.Pass) v1beta1.Condition {
 	c := v1beta1.Condition{Type: v1beta1.ConditionGarbageCollected, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded,
 		Message: "nothing left to delete"}
 	switch {
-	case len(s.gc.failures) > 0:
+	case len(s.GC.Failures) > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonDeleteFailed
-		c.Message = describeFailures(s.gc.failures, failureListLimit) + "; the objects stay recorded and deletion is retried"
-	case len(s.gc.pending) > 0:
+		c.Message = DescribeFailures(s.GC.Failures, FailureListLimit) + "; the objects stay recorded and deletion is retried"
+	case len(s.GC.Pending) > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, v1beta1.ReasonProgressing
-		c.Message = fmt.Sprintf("waiting for %d objects to go: %s", len(s.gc.pending), keysString(s.gc.pending, failureListLimit))
-	case s.gc.skipped:
+		c.Message = fmt.Sprintf("waiting for %d objects to go: %s", len(s.GC.Pending), KeysString(s.GC.Pending, FailureListLimit))
+	case s.GC.Skipped:
 		c.Status, c.Reason = metav1.ConditionUnknown, v1beta1.ReasonProgressing
 		c.Message = "waiting for the current version to be applied before deleting what older versions created"
 	}
@@ -217,7 +215,7 @@ func readyCondition(conds []v1beta1.Condition) v1beta1.Condition {
 		Message: "rendered, dispatched, kept and healthy"}
 }
 
-func phaseOf(conds []v1beta1.Condition) v1beta1.ApplicationPhase {
+func PhaseOf(conds []v1beta1.Condition) v1beta1.ApplicationPhase {
 	switch {
 	case v1beta1.IsConditionTrue(conds, v1beta1.ConditionReady):
 		return v1beta1.ApplicationRunning
@@ -247,23 +245,23 @@ func phaseOf(conds []v1beta1.Condition) v1beta1.ApplicationPhase {
 // servicesAndResources reports each component of the kept version and
 // every object it records. Without a health policy a component is healthy
 // when all of its objects were applied, as in KubeVela.
-func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1beta1.ClusterObjectReference) {
+func servicesAndResources(s *facts.Pass) ([]v1beta1.ApplicationComponentStatus, []v1beta1.ClusterObjectReference) {
 	var services []v1beta1.ApplicationComponentStatus
 	var refs []v1beta1.ClusterObjectReference
 	byName := map[string]int{}
 	var keys []string // the health key of each service
 	failed := map[string]string{}
-	for _, f := range s.keep.failures {
-		if k := healthKey(f.Component, f.Key.Cluster, ""); f.Component != "" && failed[k] == "" {
+	for _, f := range s.Keep.Failures {
+		if k := facts.HealthKey(f.Component, f.Key.Cluster, ""); f.Component != "" && failed[k] == "" {
 			failed[k] = f.Err.Error()
 		}
 	}
 	inSpec := map[string]bool{}
-	for name := range componentTypes(s.app) {
+	for name := range facts.ComponentTypes(s.App) {
 		inSpec[name] = true
 	}
 	listed := map[tracker.Key]bool{} // each object once: a version records root's objects too
-	for _, rt := range []*v1beta1.ResourceTracker{s.current, s.root} {
+	for _, rt := range []*v1beta1.ResourceTracker{s.Current, s.Root} {
 		if rt == nil {
 			continue
 		}
@@ -272,7 +270,7 @@ func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1b
 			continue
 		}
 		for _, e := range entries {
-			if e.Deleted || s.gatedEntry(e) || listed[tracker.KeyOf(e)] {
+			if e.Deleted || s.GatedEntry(e) || listed[tracker.KeyOf(e)] {
 				// Objects of workflow steps not reached yet are not
 				// applied by this version.
 				continue
@@ -280,10 +278,10 @@ func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1b
 			listed[tracker.KeyOf(e)] = true
 			refs = append(refs, v1beta1.ClusterObjectReference{Cluster: e.Cluster, Creator: "workflow",
 				APIVersion: e.APIVersion, Kind: e.Kind, Namespace: e.Namespace, Name: e.Name})
-			if e.Component == "" || (rt == s.root && !inSpec[e.Component] && !slices.ContainsFunc(services, func(svc v1beta1.ApplicationComponentStatus) bool { return svc.Name == e.Component })) {
+			if e.Component == "" || (rt == s.Root && !inSpec[e.Component] && !slices.ContainsFunc(services, func(svc v1beta1.ApplicationComponentStatus) bool { return svc.Name == e.Component })) {
 				continue
 			}
-			svcKey := healthKey(e.Component, e.Cluster, s.healthStep(e))
+			svcKey := facts.HealthKey(e.Component, e.Cluster, s.HealthStep(e))
 			if _, ok := byName[svcKey]; !ok {
 				byName[svcKey] = len(services)
 				keys = append(keys, svcKey)
@@ -302,13 +300,13 @@ func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1b
 	}
 	for i := range services {
 		svc := &services[i]
-		if h, ok := s.health[keys[i]]; ok {
+		if h, ok := s.Health[keys[i]]; ok {
 			svc.Healthy, svc.Message, svc.Details = h.Healthy, h.Message, h.Details
-			if len(h.traits) > 0 {
-				svc.Traits = h.traits
+			if len(h.Traits) > 0 {
+				svc.Traits = h.Traits
 			}
 		}
-		if msg, bad := failed[healthKey(svc.Name, svc.Cluster, "")]; bad {
+		if msg, bad := failed[facts.HealthKey(svc.Name, svc.Cluster, "")]; bad {
 			svc.Healthy = false
 			svc.Message = msg
 		}
@@ -322,21 +320,9 @@ func servicesAndResources(s *scope) ([]v1beta1.ApplicationComponentStatus, []v1b
 	return services, refs
 }
 
-func keysString(keys []tracker.Key, limit int) string {
-	parts := make([]string, 0, min(len(keys), limit))
-	for i, k := range keys {
-		if i == limit {
-			parts = append(parts, fmt.Sprintf("and %d more", len(keys)-limit))
-			break
-		}
-		parts = append(parts, k.String())
-	}
-	return strings.Join(parts, ", ")
-}
-
-// liveRevision names the version a tracker holds: "<app>-<publishVersion>"
+// LiveRevision names the version a tracker holds: "<app>-<publishVersion>"
 // for a published version, else "<app>-v<generation>".
-func liveRevision(app *v1beta1.Application, rt *v1beta1.ResourceTracker) *v1beta1.Revision {
+func LiveRevision(app *v1beta1.Application, rt *v1beta1.ResourceTracker) *v1beta1.Revision {
 	pv := rt.Annotations[v1beta1.AnnotationPublishVersion]
 	gen := rt.Spec.ApplicationGeneration
 	return &v1beta1.Revision{Name: delivery.RevisionNameOf(app.Name, pv, gen), Revision: gen, RevisionHash: pv}
@@ -348,41 +334,22 @@ func setCondition(conds *[]v1beta1.Condition, c v1beta1.Condition) {
 	v1beta1.SetCondition(conds, c)
 }
 
-// describeFailures renders failures for a condition message.
-func describeFailures(fs []objectFailure, limit int) string {
-	msg := ""
-	for i, f := range fs {
-		if i == limit {
-			msg += fmt.Sprintf("; and %d more", len(fs)-limit)
-			break
-		}
-		if i > 0 {
-			msg += "; "
-		}
-		if f.Component != "" {
-			msg += fmt.Sprintf("component %q: ", f.Component)
-		}
-		msg += f.Err.Error()
-	}
-	return msg
-}
-
 // workflowCondition describes a gated run for the Dispatched condition;
 // false when there is nothing to say.
-func workflowCondition(s *scope) (reason, message string, ok bool) {
-	if s.flowErr != nil {
-		return v1beta1.ReasonUnsupportedWorkflow, s.flowErr.Error() + "; nothing of the steps is applied", true
+func workflowCondition(s *facts.Pass) (reason, message string, ok bool) {
+	if s.FlowErr != nil {
+		return v1beta1.ReasonUnsupportedWorkflow, s.FlowErr.Error() + "; nothing of the steps is applied", true
 	}
-	if s.flow == nil || s.flow.Succeeded() {
+	if s.Flow == nil || s.Flow.Succeeded() {
 		return "", "", false
 	}
-	st := s.flow.Status
+	st := s.Flow.Status
 	if st.Phase == v1beta1.WorkflowPhaseFailed {
-		return v1beta1.ReasonWorkflowFailed, st.Message + "; the steps after it that have no if condition were skipped; fix it and change the Application, or `steward workflow restart " + s.app.Name + "`", true
+		return v1beta1.ReasonWorkflowFailed, st.Message + "; the steps after it that have no if condition were skipped; fix it and change the Application, or `steward workflow restart " + s.App.Name + "`", true
 	}
 	switch st.Phase {
 	case v1beta1.WorkflowPhaseSuspending:
-		return v1beta1.ReasonWorkflowSuspended, fmt.Sprintf("%s; resume it with `steward workflow resume %s` (or `vela workflow resume`)", st.Message, s.app.Name), true
+		return v1beta1.ReasonWorkflowSuspended, fmt.Sprintf("%s; resume it with `steward workflow resume %s` (or `vela workflow resume`)", st.Message, s.App.Name), true
 	case v1beta1.WorkflowPhaseTerminated:
 		return v1beta1.ReasonWorkflowTerminated, st.Message, true
 	}
@@ -427,7 +394,7 @@ func workflowCondition(s *scope) (reason, message string, ok bool) {
 
 // workflowPending reports whether a gated run has steps left to say so in
 // the Dispatched condition.
-func workflowPending(s *scope) bool {
+func workflowPending(s *facts.Pass) bool {
 	_, _, ok := workflowCondition(s)
 	return ok
 }

@@ -1,4 +1,4 @@
-package application
+package status
 
 import (
 	"errors"
@@ -9,12 +9,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/application/facts"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
 	"github.com/steward-oam/steward/internal/workflow"
 )
 
-// The status rules are pure functions of a pass's facts (the scope):
+// The status rules are pure functions of a pass's facts (facts.Pass):
 // each condition has a table here, so that changing a rule is changing a
 // line of a table, and none needs a control plane
 // (go test -run 'Condition|Status' ./internal/controller/).
@@ -45,27 +46,27 @@ func checkCondition(t *testing.T, got v1beta1.Condition, w want) {
 	}
 }
 
-func failure(reason string) objectFailure {
-	return objectFailure{Key: tracker.Key{Kind: "Deployment", Namespace: "team-a", Name: "web"}, Component: "web", Reason: reason, Err: errors.New("boom")}
+func failure(reason string) facts.Failure {
+	return facts.Failure{Key: tracker.Key{Kind: "Deployment", Namespace: "team-a", Name: "web"}, Component: "web", Reason: reason, Err: errors.New("boom")}
 }
 
 func TestRenderedCondition(t *testing.T) {
 	for name, tc := range map[string]struct {
-		s    scope
+		s    facts.Pass
 		want want
 	}{
-		"rendered": {scope{}, want{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "generation 2 rendered"}},
-		"properties refused": {scope{renderReport: renderReport{renderErr: &render.Error{Component: "web", Reason: v1beta1.ReasonInvalidProperties, Err: errors.New("image: want string")}}},
+		"rendered": {facts.Pass{}, want{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "generation 2 rendered"}},
+		"properties refused": {facts.Pass{RenderReport: facts.RenderReport{RenderErr: &render.Error{Component: "web", Reason: v1beta1.ReasonInvalidProperties, Err: errors.New("image: want string")}}},
 			want{metav1.ConditionFalse, v1beta1.ReasonInvalidProperties, `component "web": properties do not fit parameter: image: want string`}},
-		"the version before stays": {scope{trackerSet: trackerSet{current: versionTracker(1)}, renderReport: renderReport{renderErr: &render.Error{Reason: v1beta1.ReasonEvaluationBudgetExceeded, Err: errors.New("exceeded the memory limit")}}},
+		"the version before stays": {facts.Pass{Trackers: facts.Trackers{Current: versionTracker(1)}, RenderReport: facts.RenderReport{RenderErr: &render.Error{Reason: v1beta1.ReasonEvaluationBudgetExceeded, Err: errors.New("exceeded the memory limit")}}},
 			want{metav1.ConditionFalse, v1beta1.ReasonEvaluationBudgetExceeded, "exceeded the memory limit; generation 1 stays applied"}},
-		"an error of another kind": {scope{renderReport: renderReport{renderErr: &reasonError{reason: v1beta1.ReasonUnsupportedWorkflow, err: errors.New("step type x")}}},
+		"an error of another kind": {facts.Pass{RenderReport: facts.RenderReport{RenderErr: &facts.ReasonError{Reason: v1beta1.ReasonUnsupportedWorkflow, Err: errors.New("step type x")}}},
 			want{metav1.ConditionFalse, v1beta1.ReasonUnsupportedWorkflow, "step type x"}},
-		"an error without a reason": {scope{renderReport: renderReport{renderErr: errors.New("listing clusters")}}, want{metav1.ConditionFalse, v1beta1.ReasonRenderFailed, "listing clusters"}},
+		"an error without a reason": {facts.Pass{RenderReport: facts.RenderReport{RenderErr: errors.New("listing clusters")}}, want{metav1.ConditionFalse, v1beta1.ReasonRenderFailed, "listing clusters"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := tc.s
-			s.app = statusApp()
+			s.App = statusApp()
 			checkCondition(t, renderedCondition(&s), tc.want)
 		})
 	}
@@ -73,24 +74,24 @@ func TestRenderedCondition(t *testing.T) {
 
 func TestDispatchedCondition(t *testing.T) {
 	for name, tc := range map[string]struct {
-		s    scope
+		s    facts.Pass
 		want want
 	}{
-		"applied":             {scope{keep: keepReport{ran: true, applied: 3}}, want{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "3 objects applied"}},
-		"not recorded":        {scope{renderReport: renderReport{recordErr: errors.New("etcd said no")}}, want{metav1.ConditionFalse, v1beta1.ReasonRecordFailed, "etcd said no"}},
-		"identity":            {scope{keep: keepReport{ran: true}, identityFacts: identityFacts{identityErr: errors.New("bad")}}, want{metav1.ConditionFalse, v1beta1.ReasonInvalidServiceAccount, "until the service account is fixed"}},
-		"policies":            {scope{keep: keepReport{ran: true}, policies: policies{rulesErr: errors.New("bad")}}, want{metav1.ConditionFalse, v1beta1.ReasonInvalidPolicy, "until the policies are fixed"}},
-		"not rendered":        {scope{keep: keepReport{ran: true}, renderReport: renderReport{renderErr: errors.New("bad")}}, want{metav1.ConditionFalse, v1beta1.ReasonRenderFailed, "generation 2 was not rendered"}},
-		"an object failed":    {scope{keep: keepReport{ran: true, failures: []objectFailure{failure(v1beta1.ReasonApplyFailed)}}}, want{metav1.ConditionFalse, v1beta1.ReasonApplyFailed, `component "web": boom`}},
-		"a kind not served":   {scope{keep: keepReport{ran: true, failures: []objectFailure{failure(v1beta1.ReasonKindNotFound)}}}, want{metav1.ConditionFalse, v1beta1.ReasonKindNotFound, "install the CustomResourceDefinition"}},
-		"waiting for another": {scope{keep: keepReport{ran: true, waiting: []string{"api"}, unhealthyDeps: []string{"db"}}}, want{metav1.ConditionFalse, v1beta1.ReasonDependencyNotReady, "waiting for dependencies of components api: db"}},
-		"a workflow it cannot run": {scope{keep: keepReport{ran: true}, flowErr: errors.New("no steps recorded")},
+		"applied":             {facts.Pass{Keep: facts.KeepReport{Ran: true, Applied: 3}}, want{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "3 objects applied"}},
+		"not recorded":        {facts.Pass{RenderReport: facts.RenderReport{RecordErr: errors.New("etcd said no")}}, want{metav1.ConditionFalse, v1beta1.ReasonRecordFailed, "etcd said no"}},
+		"identity":            {facts.Pass{Keep: facts.KeepReport{Ran: true}, Actor: facts.Actor{IdentityErr: errors.New("bad")}}, want{metav1.ConditionFalse, v1beta1.ReasonInvalidServiceAccount, "until the service account is fixed"}},
+		"policies":            {facts.Pass{Keep: facts.KeepReport{Ran: true}, Policies: facts.Policies{RulesErr: errors.New("bad")}}, want{metav1.ConditionFalse, v1beta1.ReasonInvalidPolicy, "until the policies are fixed"}},
+		"not rendered":        {facts.Pass{Keep: facts.KeepReport{Ran: true}, RenderReport: facts.RenderReport{RenderErr: errors.New("bad")}}, want{metav1.ConditionFalse, v1beta1.ReasonRenderFailed, "generation 2 was not rendered"}},
+		"an object failed":    {facts.Pass{Keep: facts.KeepReport{Ran: true, Failures: []facts.Failure{failure(v1beta1.ReasonApplyFailed)}}}, want{metav1.ConditionFalse, v1beta1.ReasonApplyFailed, `component "web": boom`}},
+		"a kind not served":   {facts.Pass{Keep: facts.KeepReport{Ran: true, Failures: []facts.Failure{failure(v1beta1.ReasonKindNotFound)}}}, want{metav1.ConditionFalse, v1beta1.ReasonKindNotFound, "install the CustomResourceDefinition"}},
+		"waiting for another": {facts.Pass{Keep: facts.KeepReport{Ran: true, Waiting: []string{"api"}, UnhealthyDeps: []string{"db"}}}, want{metav1.ConditionFalse, v1beta1.ReasonDependencyNotReady, "waiting for dependencies of components api: db"}},
+		"a workflow it cannot run": {facts.Pass{Keep: facts.KeepReport{Ran: true}, FlowErr: errors.New("no steps recorded")},
 			want{metav1.ConditionFalse, v1beta1.ReasonUnsupportedWorkflow, "no steps recorded; nothing of the steps is applied"}},
-		"nothing recorded yet": {scope{}, want{metav1.ConditionFalse, v1beta1.ReasonProgressing, "nothing recorded yet"}},
+		"nothing recorded yet": {facts.Pass{}, want{metav1.ConditionFalse, v1beta1.ReasonProgressing, "nothing recorded yet"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := tc.s
-			s.app = statusApp()
+			s.App = statusApp()
 			checkCondition(t, dispatchedCondition(&s), tc.want)
 		})
 	}
@@ -98,41 +99,41 @@ func TestDispatchedCondition(t *testing.T) {
 
 func TestStateKeptCondition(t *testing.T) {
 	for name, tc := range map[string]struct {
-		s    scope
+		s    facts.Pass
 		want want
 	}{
-		"kept":           {scope{keep: keepReport{ran: true}}, want{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every recorded object matches"}},
-		"drift reported": {scope{keep: keepReport{ran: true, drifted: []objectChange{{Key: tracker.Key{Kind: "Deployment", Name: "web"}}}}}, want{metav1.ConditionFalse, v1beta1.ReasonDriftDetected, "drift-mode=report"}},
-		"identity":       {scope{identityFacts: identityFacts{identityErr: errors.New("bad")}}, want{metav1.ConditionFalse, v1beta1.ReasonInvalidServiceAccount, "service account is invalid"}},
-		"policies":       {scope{policies: policies{rulesErr: errors.New("bad")}}, want{metav1.ConditionFalse, v1beta1.ReasonInvalidPolicy, "policies are invalid"}},
-		"not yet":        {scope{}, want{metav1.ConditionFalse, v1beta1.ReasonStateKeepFailed, "nothing recorded yet"}},
-		"failures":       {scope{keep: keepReport{ran: true, failures: []objectFailure{failure(v1beta1.ReasonApplyFailed)}}}, want{metav1.ConditionFalse, v1beta1.ReasonStateKeepFailed, "not every recorded object"}},
+		"kept":           {facts.Pass{Keep: facts.KeepReport{Ran: true}}, want{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every recorded object matches"}},
+		"drift reported": {facts.Pass{Keep: facts.KeepReport{Ran: true, Drifted: []facts.Change{{Key: tracker.Key{Kind: "Deployment", Name: "web"}}}}}, want{metav1.ConditionFalse, v1beta1.ReasonDriftDetected, "drift-mode=report"}},
+		"identity":       {facts.Pass{Actor: facts.Actor{IdentityErr: errors.New("bad")}}, want{metav1.ConditionFalse, v1beta1.ReasonInvalidServiceAccount, "service account is invalid"}},
+		"policies":       {facts.Pass{Policies: facts.Policies{RulesErr: errors.New("bad")}}, want{metav1.ConditionFalse, v1beta1.ReasonInvalidPolicy, "policies are invalid"}},
+		"not yet":        {facts.Pass{}, want{metav1.ConditionFalse, v1beta1.ReasonStateKeepFailed, "nothing recorded yet"}},
+		"failures":       {facts.Pass{Keep: facts.KeepReport{Ran: true, Failures: []facts.Failure{failure(v1beta1.ReasonApplyFailed)}}}, want{metav1.ConditionFalse, v1beta1.ReasonStateKeepFailed, "not every recorded object"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := tc.s
-			s.app = statusApp()
+			s.App = statusApp()
 			checkCondition(t, stateKeptCondition(&s), tc.want)
 		})
 	}
 }
 
 func TestHealthyCondition(t *testing.T) {
-	sick := componentHealth{Health: render.Health{Message: "ready 0/2"}}
+	sick := facts.ComponentHealth{Health: render.Health{Message: "ready 0/2"}}
 	for name, tc := range map[string]struct {
-		health map[string]componentHealth
+		health map[string]facts.ComponentHealth
 		want   want
 	}{
 		"not evaluated": {nil, want{metav1.ConditionUnknown, v1beta1.ReasonProgressing, "nothing applied yet"}},
-		"healthy":       {map[string]componentHealth{healthKey("web", "", ""): {Health: render.Health{Healthy: true}}}, want{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every component is healthy"}},
-		"unhealthy, named with its cluster and step": {map[string]componentHealth{healthKey("web", "eu-1", "prod"): sick},
+		"healthy":       {map[string]facts.ComponentHealth{facts.HealthKey("web", "", ""): {Health: render.Health{Healthy: true}}}, want{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "every component is healthy"}},
+		"unhealthy, named with its cluster and step": {map[string]facts.ComponentHealth{facts.HealthKey("web", "eu-1", "prod"): sick},
 			want{metav1.ConditionFalse, v1beta1.ReasonUnhealthy, `component "web" in cluster "eu-1" (workflow step "prod"): ready 0/2`}},
-		"health not evaluated within the budget": {map[string]componentHealth{
-			healthKey("api", "", ""): sick,
-			healthKey("web", "", ""): {Health: render.Health{Message: "exceeded the time limit", Reason: v1beta1.ReasonEvaluationBudgetExceeded}},
+		"health not evaluated within the budget": {map[string]facts.ComponentHealth{
+			facts.HealthKey("api", "", ""): sick,
+			facts.HealthKey("web", "", ""): {Health: render.Health{Message: "exceeded the time limit", Reason: v1beta1.ReasonEvaluationBudgetExceeded}},
 		}, want{metav1.ConditionFalse, v1beta1.ReasonEvaluationBudgetExceeded, `component "web": exceeded the time limit`}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := &scope{app: statusApp(), healthReport: healthReport{health: tc.health}}
+			s := &facts.Pass{App: statusApp(), HealthReport: facts.HealthReport{Health: tc.health}}
 			checkCondition(t, healthyCondition(s), tc.want)
 		})
 	}
@@ -140,16 +141,16 @@ func TestHealthyCondition(t *testing.T) {
 
 func TestGarbageCollectedCondition(t *testing.T) {
 	for name, tc := range map[string]struct {
-		gc   gcReport
+		gc   facts.GCReport
 		want want
 	}{
-		"collected": {gcReport{}, want{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "nothing left to delete"}},
-		"refused":   {gcReport{failures: []objectFailure{failure(v1beta1.ReasonDeleteFailed)}}, want{metav1.ConditionFalse, v1beta1.ReasonDeleteFailed, "deletion is retried"}},
-		"going":     {gcReport{pending: []tracker.Key{{Kind: "Service", Name: "old"}}}, want{metav1.ConditionFalse, v1beta1.ReasonProgressing, "waiting for 1 objects to go"}},
-		"held":      {gcReport{skipped: true}, want{metav1.ConditionUnknown, v1beta1.ReasonProgressing, "before deleting what older versions created"}},
+		"collected": {facts.GCReport{}, want{metav1.ConditionTrue, v1beta1.ReasonSucceeded, "nothing left to delete"}},
+		"refused":   {facts.GCReport{Failures: []facts.Failure{failure(v1beta1.ReasonDeleteFailed)}}, want{metav1.ConditionFalse, v1beta1.ReasonDeleteFailed, "deletion is retried"}},
+		"going":     {facts.GCReport{Pending: []tracker.Key{{Kind: "Service", Name: "old"}}}, want{metav1.ConditionFalse, v1beta1.ReasonProgressing, "waiting for 1 objects to go"}},
+		"held":      {facts.GCReport{Skipped: true}, want{metav1.ConditionUnknown, v1beta1.ReasonProgressing, "before deleting what older versions created"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := &scope{app: statusApp(), gc: tc.gc}
+			s := &facts.Pass{App: statusApp(), GC: tc.gc}
 			checkCondition(t, garbageCollectedCondition(s), tc.want)
 		})
 	}
@@ -188,15 +189,15 @@ func TestStatus_PhaseOf(t *testing.T) {
 		v1beta1.ApplicationWorkflowFailed:     {c(v1beta1.ConditionDispatched, metav1.ConditionFalse, v1beta1.ReasonApplyFailed)},
 		v1beta1.ApplicationUnhealthy:          {c(v1beta1.ConditionHealthy, metav1.ConditionFalse, v1beta1.ReasonUnhealthy)},
 	} {
-		if got := phaseOf(conds); got != want {
+		if got := PhaseOf(conds); got != want {
 			t.Errorf("phase of %v: %q, want %q", conds, got, want)
 		}
 	}
 	// The components render but the workflow cannot run: the run failed.
-	if got := phaseOf([]v1beta1.Condition{c(v1beta1.ConditionRendered, metav1.ConditionFalse, v1beta1.ReasonUnsupportedWorkflow)}); got != v1beta1.ApplicationWorkflowFailed {
+	if got := PhaseOf([]v1beta1.Condition{c(v1beta1.ConditionRendered, metav1.ConditionFalse, v1beta1.ReasonUnsupportedWorkflow)}); got != v1beta1.ApplicationWorkflowFailed {
 		t.Errorf("a workflow that cannot run: %q", got)
 	}
-	if got := phaseOf([]v1beta1.Condition{c(v1beta1.ConditionDispatched, metav1.ConditionFalse, v1beta1.ReasonWorkflowRunning)}); got != v1beta1.ApplicationRunningWorkflow {
+	if got := PhaseOf([]v1beta1.Condition{c(v1beta1.ConditionDispatched, metav1.ConditionFalse, v1beta1.ReasonWorkflowRunning)}); got != v1beta1.ApplicationRunningWorkflow {
 		t.Errorf("a running workflow: %q", got)
 	}
 }
@@ -207,9 +208,9 @@ func TestComputeStatus_Deleting(t *testing.T) {
 	app := statusApp()
 	rendered := v1beta1.Condition{Type: v1beta1.ConditionRendered, Status: metav1.ConditionTrue, Reason: v1beta1.ReasonSucceeded}
 	app.Status.Conditions = []v1beta1.Condition{rendered}
-	s := &scope{app: app, passState: passState{deleting: true}}
+	s := &facts.Pass{App: app, State: facts.State{Deleting: true}}
 	start := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
-	computeStatus(s, start)
+	Compute(s, start)
 	ready := findCondition(app.Status.Conditions, v1beta1.ConditionReady)
 	if app.Status.Phase != v1beta1.ApplicationDeleting || ready == nil || ready.Reason != v1beta1.ReasonDeleting || ready.Status != metav1.ConditionFalse {
 		t.Fatalf("phase %q, ready %+v", app.Status.Phase, ready)
@@ -217,7 +218,7 @@ func TestComputeStatus_Deleting(t *testing.T) {
 	if r := findCondition(app.Status.Conditions, v1beta1.ConditionRendered); r == nil || r.Status != metav1.ConditionTrue {
 		t.Errorf("rendered changed: %+v", r)
 	}
-	computeStatus(s, start.Add(time.Minute))
+	Compute(s, start.Add(time.Minute))
 	if again := findCondition(app.Status.Conditions, v1beta1.ConditionReady); !again.LastTransitionTime.Equal(&ready.LastTransitionTime) {
 		t.Errorf("a later deletion pass moved Ready's transition time")
 	}
@@ -231,21 +232,21 @@ func TestWorkflowCondition(t *testing.T) {
 		return v1beta1.WorkflowStepStatus{StepStatus: v1beta1.StepStatus{Name: name, Phase: phase, Message: msg}}
 	}
 	for name, tc := range map[string]struct {
-		s      scope
+		s      facts.Pass
 		reason string
 		msg    string
 	}{
-		"no workflow":      {scope{}, "", ""},
-		"cannot run":       {scope{flowErr: errors.New("stale CRD")}, v1beta1.ReasonUnsupportedWorkflow, "stale CRD; nothing of the steps is applied"},
-		"failed":           {scope{flow: run(v1beta1.WorkflowPhaseFailed)}, v1beta1.ReasonWorkflowFailed, "steward workflow restart web"},
-		"suspended":        {scope{flow: run(v1beta1.WorkflowPhaseSuspending)}, v1beta1.ReasonWorkflowSuspended, "steward workflow resume web"},
-		"terminated":       {scope{flow: run(v1beta1.WorkflowPhaseTerminated)}, v1beta1.ReasonWorkflowTerminated, "the message"},
-		"a step running":   {scope{flow: run(v1beta1.WorkflowPhaseExecuting, step("a", v1beta1.WorkflowStepSucceeded, ""), step("b", v1beta1.WorkflowStepRunning, "waiting for health"))}, v1beta1.ReasonWorkflowRunning, `running workflow step "b": waiting for health`},
-		"the next pending": {scope{flow: run(v1beta1.WorkflowPhaseExecuting, step("a", v1beta1.WorkflowStepSucceeded, ""), step("b", v1beta1.WorkflowStepPending, ""), step("c", v1beta1.WorkflowStepPending, ""))}, v1beta1.ReasonWorkflowRunning, `running workflow step "b"`},
+		"no workflow":      {facts.Pass{}, "", ""},
+		"cannot run":       {facts.Pass{FlowErr: errors.New("stale CRD")}, v1beta1.ReasonUnsupportedWorkflow, "stale CRD; nothing of the steps is applied"},
+		"failed":           {facts.Pass{Flow: run(v1beta1.WorkflowPhaseFailed)}, v1beta1.ReasonWorkflowFailed, "steward workflow restart web"},
+		"suspended":        {facts.Pass{Flow: run(v1beta1.WorkflowPhaseSuspending)}, v1beta1.ReasonWorkflowSuspended, "steward workflow resume web"},
+		"terminated":       {facts.Pass{Flow: run(v1beta1.WorkflowPhaseTerminated)}, v1beta1.ReasonWorkflowTerminated, "the message"},
+		"a step running":   {facts.Pass{Flow: run(v1beta1.WorkflowPhaseExecuting, step("a", v1beta1.WorkflowStepSucceeded, ""), step("b", v1beta1.WorkflowStepRunning, "waiting for health"))}, v1beta1.ReasonWorkflowRunning, `running workflow step "b": waiting for health`},
+		"the next pending": {facts.Pass{Flow: run(v1beta1.WorkflowPhaseExecuting, step("a", v1beta1.WorkflowStepSucceeded, ""), step("b", v1beta1.WorkflowStepPending, ""), step("c", v1beta1.WorkflowStepPending, ""))}, v1beta1.ReasonWorkflowRunning, `running workflow step "b"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := tc.s
-			s.app = statusApp()
+			s.App = statusApp()
 			reason, msg, ok := workflowCondition(&s)
 			if reason != tc.reason || !strings.Contains(msg, tc.msg) || ok != (tc.reason != "") {
 				t.Errorf("got %q %q %v, want %q containing %q", reason, msg, ok, tc.reason, tc.msg)

@@ -1,0 +1,115 @@
+package memory
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/application/facts"
+	"github.com/steward-oam/steward/internal/controller/cache"
+	"github.com/steward-oam/steward/internal/render"
+	"github.com/steward-oam/steward/internal/tracker"
+	"github.com/steward-oam/steward/internal/watch"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// healthCache keeps the last health of each component of each
+// Application with the fingerprint of everything it was computed from:
+// the objects' resourceVersions, the definitions' and the Application's
+// spec and metadata. The same fingerprint gives the same health, so it is
+// not evaluated again, and in watch mode unchanged objects are not read
+// for it.
+type healthCache struct {
+	mu sync.Mutex
+	// apps holds each Application's entries as a slice sized to fit: an
+	// Application has a few components, and a map per Application cost
+	// most of a kilobyte even for one.
+	apps map[types.NamespacedName][]CachedHealth
+}
+
+type CachedHealth struct {
+	Key         string
+	Fingerprint uint64
+	Health      facts.ComponentHealth
+}
+
+func (c *healthCache) Get(app types.NamespacedName, key string, fp uint64) (facts.ComponentHealth, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, h := range c.apps[app] {
+		if h.Key == key {
+			if h.Fingerprint != fp {
+				break
+			}
+			return h.Health, true
+		}
+	}
+	return facts.ComponentHealth{}, false
+}
+
+// Put replaces the app's cached health with the components of one pass,
+// so components removed from the app do not stay.
+func (c *healthCache) Put(app types.NamespacedName, entries []CachedHealth) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.apps == nil {
+		c.apps = map[types.NamespacedName][]CachedHealth{}
+	}
+	if len(entries) == 0 {
+		delete(c.apps, app)
+		return
+	}
+	c.apps[app] = cache.Fit(entries)
+}
+
+func (c *healthCache) Forget(app types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.apps, app)
+}
+
+// HealthFingerprint identifies the inputs of one component's health in
+// one cluster. An object neither read nor skipped (it could not be
+// applied) counts as absent.
+func HealthFingerprint(s *facts.Pass, defs render.Definitions, comp v1beta1.ApplicationComponent, entries []v1beta1.ManagedResource, unread map[tracker.Key]string) uint64 {
+	parts := [][]byte{
+		strconv.AppendInt(nil, s.App.Generation, 10),
+		[]byte(s.Current.Name),
+		strconv.AppendInt(nil, s.Current.Spec.ApplicationGeneration, 10),
+		mapBytes(s.App.Labels), mapBytes(s.App.Annotations),
+	}
+	if d := defs.Components[comp.Type]; d != nil {
+		parts = append(parts, []byte(d.ResourceVersion))
+	}
+	for _, t := range comp.Traits {
+		if d := defs.Traits[t.Type]; d != nil {
+			parts = append(parts, []byte(t.Type+"="+d.ResourceVersion))
+		}
+	}
+	for _, e := range entries {
+		if e.Component != comp.Name || e.Deleted || e.Data == nil {
+			continue
+		}
+		key := tracker.KeyOf(e)
+		rv := "absent"
+		if live := s.Keep.Live[key]; live != nil {
+			// As watch mode reports it when it skips the object, so
+			// that a read and a skip fingerprint alike.
+			rv = watch.ResourceVersionKey(live.GetResourceVersion())
+		} else if v, ok := unread[key]; ok {
+			rv = v
+		}
+		parts = append(parts, []byte(key.String()), []byte(rv))
+	}
+	return watch.Digest(parts...)
+}
+
+func mapBytes(m map[string]string) []byte {
+	var out []byte
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(append(append(append(out, k...), '='), m[k]...), 0)
+	}
+	return out
+}
