@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,6 +34,9 @@ type Checker struct {
 	// Revisions reads a DefinitionRevision; nil when definition revisions
 	// are off.
 	Revisions client.Reader
+	// Mapper maps kinds on the cluster (the kinds a definition outputs,
+	// a ComponentDefinition's workload); nil checks none.
+	Mapper meta.RESTMapper
 }
 
 // Result is a check's verdict: Errors refuse the object, Warnings are
@@ -51,6 +55,8 @@ func (r *Result) warn(format string, args ...any) {
 func (c *Checker) Application(ctx context.Context, app *v1beta1.Application) Result {
 	var res Result
 	spec := field.NewPath("spec")
+	res.Errors = append(res.Errors, metadataErrors(app)...)
+	res.Errors = append(res.Errors, duplicateComponents(app)...)
 	for i, comp := range app.Spec.Components {
 		if err := definition.CheckPin(comp.Type); err != nil {
 			res.Errors = append(res.Errors, invalid(spec.Child("components").Index(i).Child("type"), err.Error()))
@@ -64,6 +70,10 @@ func (c *Checker) Application(ctx context.Context, app *v1beta1.Application) Res
 		res.warn("step definitions not checked: %v", err)
 	} else {
 		res.Errors = append(res.Errors, missingSteps(app, steps)...)
+		c.unrunnableSteps(app, steps, &res)
+	}
+	if defs, err := c.Resolver.Resolve(ctx, app); err == nil {
+		res.Errors = append(res.Errors, missingParams(app, defs)...)
 	}
 	wf := workflow.Of(app)
 	var flow workflow.Flow
@@ -217,16 +227,27 @@ func missingSteps(app *v1beta1.Application, defs map[string]*v1beta1.WorkflowSte
 // any, is not taken by another spec.
 func (c *Checker) Definition(ctx context.Context, def client.Object) Result {
 	var res Result
+	res.Errors = append(res.Errors, metadataErrors(def)...)
 	kind, tmpl, path, status := parts(def)
 	if tmpl != "" {
 		if err := c.Renderer.CheckTemplate(kind, def.GetNamespace(), def.GetName(), tmpl); err != nil {
 			var rerr *render.Error
-			if errors.As(err, &rerr) && rerr.Reason != v1beta1.ReasonEvaluationBudgetExceeded {
-				res.Errors = append(res.Errors, invalid(path, err.Error()))
-			} else {
+			switch {
+			case !errors.As(err, &rerr) || rerr.Reason == v1beta1.ReasonEvaluationBudgetExceeded:
 				res.warn("template not checked: %v", err)
+			case kind == render.KindStep:
+				// A step definition is data until a workflow runs it
+				// (KubeVela compiles none at admission): vela-core's own
+				// steps import packages Steward does not provide.
+				res.warn("%s", unrunnableStep(def.GetName(), err))
+			default:
+				res.Errors = append(res.Errors, invalid(path, err.Error()))
 			}
 		}
+		c.checkOutputs(kind, def.GetName(), tmpl, path, isAddonDefinition(def), &res)
+	}
+	if cd, ok := def.(*v1beta1.ComponentDefinition); ok {
+		c.checkWorkload(cd, &res)
 	}
 	if status != nil {
 		if err := c.Renderer.CheckStatus(kind, def.GetName(), status); err != nil {
@@ -247,6 +268,32 @@ func (c *Checker) Definition(ctx context.Context, def client.Object) Result {
 		}
 	}
 	return res
+}
+
+// unrunnableStep is the warning for a step definition whose template
+// Steward cannot run.
+func unrunnableStep(name string, err error) string {
+	if workflow.Native(name) {
+		return fmt.Sprintf("Steward cannot run this template (%v); steps of type %s run Steward's own %s instead, and this definition is not used", err, name, name)
+	}
+	return fmt.Sprintf("Steward cannot run this template (%v): a workflow step of type %s fails when it runs, with the reason in the Application's status.workflow", err, name)
+}
+
+// unrunnableSteps warns of the steps of app whose definitions Steward
+// cannot run: the Application is admitted (KubeVela would run them), and
+// the step fails when the workflow reaches it.
+func (c *Checker) unrunnableSteps(app *v1beta1.Application, defs map[string]*v1beta1.WorkflowStepDefinition, res *Result) {
+	for _, typ := range workflow.CustomTypes(app.Spec.Workflow) {
+		d := defs[typ]
+		if d == nil || d.Spec.Schematic == nil || d.Spec.Schematic.CUE == nil {
+			continue
+		}
+		err := c.Renderer.CheckTemplate(render.KindStep, d.Namespace, d.Name, d.Spec.Schematic.CUE.Template)
+		var rerr *render.Error
+		if err != nil && errors.As(err, &rerr) && rerr.Reason != v1beta1.ReasonEvaluationBudgetExceeded {
+			res.warn("workflow step type %s: %s", typ, unrunnableStep(typ, err))
+		}
+	}
 }
 
 // parts returns what Definition checks of a definition.

@@ -3,6 +3,7 @@ package admission
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -77,32 +78,43 @@ func Configuration(name string, cc ClientConfig, caBundle []byte) *admissionregi
 // live configuration holds when want has none (the certificate rotator
 // injects it).
 func EnsureConfiguration(ctx context.Context, c client.Client, want *admissionregistrationv1.ValidatingWebhookConfiguration) error {
-	live := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	return ensureWebhooks(ctx, c, "ValidatingWebhookConfiguration", want, &admissionregistrationv1.ValidatingWebhookConfiguration{},
+		func(o *admissionregistrationv1.ValidatingWebhookConfiguration) *[]admissionregistrationv1.ValidatingWebhook {
+			return &o.Webhooks
+		},
+		func(w *admissionregistrationv1.ValidatingWebhook) *[]byte { return &w.ClientConfig.CABundle })
+}
+
+// ensureWebhooks creates or updates want, a validating or a mutating
+// configuration (live is an empty one of its type), keeping the caBundle
+// live holds for each webhook want gives none.
+func ensureWebhooks[T client.Object, W any](ctx context.Context, c client.Client, kind string, want, live T, hooksOf func(T) *[]W, caOf func(*W) *[]byte) error {
 	err := c.Get(ctx, client.ObjectKeyFromObject(want), live)
 	if apierrors.IsNotFound(err) {
 		if err := c.Create(ctx, want); err != nil {
-			return fmt.Errorf("creating ValidatingWebhookConfiguration %s: %w", want.Name, err)
+			return fmt.Errorf("creating %s %s: %w", kind, want.GetName(), err)
 		}
-		ctrl.LoggerFrom(ctx).V(1).Info("Created the ValidatingWebhookConfiguration", "name", want.Name)
+		ctrl.LoggerFrom(ctx).V(1).Info("Created the "+kind, "name", want.GetName())
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	hooks := make([]admissionregistrationv1.ValidatingWebhook, len(want.Webhooks))
-	copy(hooks, want.Webhooks)
+	liveHooks := *hooksOf(live)
+	hooks := slices.Clone(*hooksOf(want))
 	for i := range hooks {
-		if len(hooks[i].ClientConfig.CABundle) == 0 && i < len(live.Webhooks) {
-			hooks[i].ClientConfig.CABundle = live.Webhooks[i].ClientConfig.CABundle
+		if ca := caOf(&hooks[i]); len(*ca) == 0 && i < len(liveHooks) {
+			*ca = *caOf(&liveHooks[i])
 		}
 	}
-	if equality.Semantic.DeepEqual(hooks, live.Webhooks) && equality.Semantic.DeepEqual(want.Labels, live.Labels) {
+	if equality.Semantic.DeepEqual(hooks, liveHooks) && equality.Semantic.DeepEqual(want.GetLabels(), live.GetLabels()) {
 		return nil
 	}
-	live.Webhooks, live.Labels = hooks, want.Labels
+	*hooksOf(live) = hooks
+	live.SetLabels(want.GetLabels())
 	if err := c.Update(ctx, live); err != nil {
-		return fmt.Errorf("updating ValidatingWebhookConfiguration %s: %w", want.Name, err)
+		return fmt.Errorf("updating %s %s: %w", kind, want.GetName(), err)
 	}
-	ctrl.LoggerFrom(ctx).V(1).Info("Updated the ValidatingWebhookConfiguration", "name", want.Name)
+	ctrl.LoggerFrom(ctx).V(1).Info("Updated the "+kind, "name", want.GetName())
 	return nil
 }

@@ -24,12 +24,28 @@
 // admitted at once with a warning saying so, never queued, and left to the
 // controller like a timed-out one.
 //
+// Beside the render path, the rules of KubeVela's own webhook are kept
+// with its messages (kubevela.go, outputs.go, params.go): duplicate
+// component names, autoUpdate with publishVersion, spec.version with the
+// revision-name annotation, definition outputs naming a kind the cluster
+// does not have (read from the template's syntax, never evaluated),
+// workload.type against workload.definition, and `component "x": missing
+// parameters: a.b.c`. A WorkflowStepDefinition Steward cannot run is
+// admitted with a warning (KubeVela compiles none at admission).
+//
 // Configuration builds the ValidatingWebhookConfiguration (failurePolicy
-// Ignore: a Steward that is down never blocks the cluster).
+// Ignore: a Steward that is down never blocks the cluster);
+// MutatingConfiguration the mutating one, which fills a
+// ComponentDefinition's workload.type (DefaultWorkload) as KubeVela's does;
+// MirrorCABundle copies the validating configuration's CA into it.
 //
 // Files:
 //
-//	check.go    Checker: an Application placed and rendered, a definition compiled, as the controller would
-//	config.go   Configuration and EnsureConfiguration: the ValidatingWebhookConfiguration (failurePolicy Ignore)
-//	handler.go  Register and Options: the handler, its timeout and the bound on checks running at once
+//	check.go     Checker: an Application placed and rendered, a definition compiled, as the controller would
+//	config.go    Configuration and EnsureConfiguration: the ValidatingWebhookConfiguration (failurePolicy Ignore)
+//	handler.go   Register and Options: the handler, its timeout and the bound on checks running at once
+//	kubevela.go  KubeVela's rules on names, annotations and a ComponentDefinition's workload
+//	mutate.go    DefaultWorkload, its handler and the MutatingWebhookConfiguration, MirrorCABundle
+//	outputs.go   the kinds a template's output and outputs name, checked against the cluster's REST mapper
+//	params.go    required parameters of a component's definition and those an Application supplies
 package admission

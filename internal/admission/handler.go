@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -114,7 +115,13 @@ func (h *handler) Handle(ctx context.Context, req admission.Request) admission.R
 		old, oldSpec := newObject(req.Kind.Kind)
 		if err := json.Unmarshal(req.OldObject.Raw, old); err == nil && equality.Semantic.DeepEqual(spec(), oldSpec()) {
 			// Metadata or status only (Steward's own finalizer, a label):
-			// nothing the checks look at changed.
+			// nothing the checks look at changed, but for the annotations
+			// that conflict with each other, when this update makes them.
+			if errs := newMetadataErrors(obj, old); len(errs) > 0 {
+				ctrl.LoggerFrom(ctx).V(1).Info("Refused at admission", "kind", req.Kind.Kind, "namespace", obj.GetNamespace(), "name", obj.GetName(),
+					"errors", Result{Errors: errs}.summary())
+				return refusal(req, obj, errs, nil)
+			}
 			return admission.Allowed("spec unchanged")
 		}
 	}
@@ -156,7 +163,12 @@ func (h *handler) Handle(ctx context.Context, req admission.Request) admission.R
 		return admission.Allowed("").WithWarnings(warnings...)
 	}
 	log.V(1).Info("Refused at admission", "errors", res.summary())
-	status := apierrors.NewInvalid(schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: req.Kind.Kind}, obj.GetName(), res.Errors).ErrStatus
+	return refusal(req, obj, res.Errors, warnings)
+}
+
+// refusal refuses obj as invalid, naming the fields of errs.
+func refusal(req admission.Request, obj client.Object, errs field.ErrorList, warnings []string) admission.Response {
+	status := apierrors.NewInvalid(schema.GroupKind{Group: v1beta1.GroupVersion.Group, Kind: req.Kind.Kind}, obj.GetName(), errs).ErrStatus
 	return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: &status, Warnings: warnings}}
 }
 

@@ -45,6 +45,9 @@ func admissionOptions(t testing.TB) manager.Options {
 		vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
 		vwc.Name = opts.WebhookConfiguration
 		_ = controllertest.Client(t).Delete(context.Background(), vwc)
+		mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		mwc.Name = opts.WebhookConfiguration
+		_ = controllertest.Client(t).Delete(context.Background(), mwc)
 	})
 	return opts
 }

@@ -57,10 +57,12 @@ func setupAdmission(mgr manager.Manager, cfg *rest.Config, opts Options, r *appl
 		return nil
 	}
 	checker := r.AdmissionChecker()
+	checker.Mapper = mgr.GetRESTMapper()
 	if opts.DefinitionRevisions {
 		checker.Revisions = mgr.GetClient()
 	}
 	admission.Register(mgr.GetWebhookServer(), checker, admission.DefaultTimeout)
+	admission.RegisterDefaulting(mgr.GetWebhookServer(), mgr.GetRESTMapper())
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return err
 	}
@@ -98,6 +100,7 @@ func setupAdmission(mgr manager.Manager, cfg *rest.Config, opts Options, r *appl
 		rotator:   webhookcert.New(direct, certOpts),
 		configure: opts.WebhookURL != "",
 		config:    admission.Configuration(opts.WebhookConfiguration, cc, nil),
+		mutating:  admission.MutatingConfiguration(opts.WebhookConfiguration, cc, nil),
 	})
 }
 
@@ -109,6 +112,7 @@ type webhookSetup struct {
 	rotator   *webhookcert.Rotator
 	configure bool
 	config    *admissionregistrationv1.ValidatingWebhookConfiguration
+	mutating  *admissionregistrationv1.MutatingWebhookConfiguration
 }
 
 func (w *webhookSetup) NeedLeaderElection() bool { return false }
@@ -117,7 +121,11 @@ func (w *webhookSetup) Start(ctx context.Context) error {
 	if w.configure {
 		err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: time.Second, Factor: 2, Steps: 1 << 30, Cap: time.Minute},
 			func(ctx context.Context) (bool, error) {
-				if err := admission.EnsureConfiguration(ctx, w.client, w.config.DeepCopy()); err != nil {
+				err := admission.EnsureConfiguration(ctx, w.client, w.config.DeepCopy())
+				if err == nil {
+					err = admission.EnsureMutatingConfiguration(ctx, w.client, w.mutating.DeepCopy())
+				}
+				if err != nil {
 					ctrl.LoggerFrom(ctx).Error(err, "Writing the webhook configuration failed; trying again")
 					return false, nil
 				}
@@ -127,5 +135,6 @@ func (w *webhookSetup) Start(ctx context.Context) error {
 			return nil // stopping
 		}
 	}
+	go admission.MirrorCABundle(ctx, w.client, w.config.Name, time.Minute)
 	return w.rotator.Start(ctx)
 }
