@@ -50,6 +50,12 @@ test: tools ## Run all tests, envtest ones against bin/k8s, then fuzz each targe
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) go -C bench test -count=1 -timeout $(TEST_TIMEOUT) $(GO_TEST_FLAGS) ./...
 	@if [[ -z "$(GO_TEST_FLAGS)" ]]; then $(MAKE) --no-print-directory fuzz-short; fi
 
+.PHONY: test-vela
+test-vela: ## Drive KubeVela's own CLI (bin/vela, built from source: cold 20+ min) against Steward on the local plane (test/vela; not part of make test)
+	hack/install-tools.sh etcd kube-apiserver kube-controller-manager kube-scheduler kwok
+	hack/install-vela.sh
+	VELA_BIN=$(BIN)/vela KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) go test -count=1 -timeout 30m -v $(GO_TEST_FLAGS) ./test/vela/
+
 # Fuzz targets, as <package>:<FuzzName>. go test fuzzes one target of one
 # package per run, so `make fuzz` runs them in turn; their seed corpora
 # (testdata/fuzz/<FuzzName>/ in each package) run as ordinary tests in
@@ -176,7 +182,7 @@ generate: controller-gen ## Generate DeepCopy methods in api/
 
 .PHONY: manifests
 manifests: controller-gen ## Generate CRDs into config/crd and RBAC into config/rbac
-	$(CONTROLLER_GEN) crd rbac:roleName=steward-manager paths=./... \
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true rbac:roleName=steward-manager paths=./... \
 		output:crd:artifacts:config=config/crd output:rbac:artifacts:config=config/rbac
 	hack/sync-chart.sh
 

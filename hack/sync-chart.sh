@@ -7,6 +7,8 @@
 #                                 (the ClusterRole template reads its rules)
 #   config/definitions/*.yaml  -> charts/steward/files/definitions/
 #                                 (installed into systemDefinitionNamespace)
+#   config/kubevela/*.yaml     -> charts/steward/files/kubevela/
+#                                 (what KubeVela's CLI reads, in vela-system)
 #
 # `make manifests` runs it after controller-gen, so `make verify` fails when a
 # copy is stale. Files removed from a source are removed from the chart.
@@ -35,3 +37,4 @@ sync() {
 sync "$root/config/crd" '*.yaml' "$chart/crds"
 sync "$root/config/rbac" 'role.yaml' "$chart/files/rbac"
 sync "$root/config/definitions" '*.yaml' "$chart/files/definitions"
+sync "$root/config/kubevela" '*.yaml' "$chart/files/kubevela"

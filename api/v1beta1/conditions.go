@@ -162,6 +162,11 @@ const (
 	// AnnotationReconcileInterval overrides --application-re-sync-period for
 	// one Application (a Go duration, at least 10s).
 	AnnotationReconcileInterval = "app.oam.dev/reconcile-interval"
+	// AnnotationControllerRequirement names the controller version that may
+	// reconcile the Application; any other leaves it alone. KubeVela's CLI
+	// sets it to "Disabled" around a rollback (vela workflow rollback, vela
+	// up --revision) to freeze the Application while it swaps the spec.
+	AnnotationControllerRequirement = "app.oam.dev/controller-version-require"
 	// AnnotationDriftMode set to "report" makes StateKeep report drift
 	// (StateKept=False with reason DriftDetected, and a Warning event)
 	// without repairing it; "repair" or unset repairs it.

@@ -36,7 +36,10 @@ const AnnotationAutoUpdate = "app.oam.dev/autoUpdate"
 
 // DefinitionRevisionSpec is an immutable snapshot of one definition's
 // spec, in KubeVela's shape: exactly one of the definition fields is set,
-// the one DefinitionType names.
+// the one DefinitionType names. The schema of each definition's metadata
+// is KubeVela's (name, namespace, labels, annotations, finalizers: what
+// vela def and VelaUX read from a revision; controller-gen's
+// generateEmbeddedObjectMeta), so the API server keeps them.
 type DefinitionRevisionSpec struct {
 	// Revision is the revision's number, counted per definition from 1.
 	Revision int64 `json:"revision"`

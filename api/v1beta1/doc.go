@@ -18,6 +18,7 @@
 // Files:
 //
 //	application_types.go         Application: its spec (components, traits, policies, workflow) and status
+//	applicationrevision_types.go ApplicationRevision: one version of an Application and the definitions it used, stored compressed
 //	cluster.go                   the hub's cluster name (local), ClusterKey and ClusterDisplay
 //	conditions.go                condition types and reasons, labels and annotations, policy types, event reasons; Condition helpers
 //	definition_types.go          ComponentDefinition, TraitDefinition, PolicyDefinition, WorkflowStepDefinition

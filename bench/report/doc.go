@@ -33,6 +33,7 @@
 //
 // # Files
 //
+//	apprevisions.go the ApplicationRevision storage section (figures from internal/apprevision's TestStorage)
 //	bigapp.go       the big-app section: dispatch time and tracker sizes
 //	budget.go       Budget and BudgetCheck: heap per app and CPU per re-sync held against docs/benchmarks.md#budget
 //	charts.go       the report's PNG charts (gonum/plot)

@@ -84,6 +84,7 @@ func renderReport(res *record.Results, imgDir, source string, charts []string) s
 	w("%s", shardsSection(res))
 	w("%s", helmSection(res))
 	w("%s", definitionsSection(res))
+	w("%s", apprevisionsSection())
 	w("%s", soakSection(res, imgDir, charts))
 	w("%s", cpuSection(res, imgDir, charts))
 	if len(res.Errors) > 0 {

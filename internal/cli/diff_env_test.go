@@ -89,7 +89,10 @@ func (h deliveryHub) apply(t *testing.T, doc string) {
 }
 
 // waitRevision waits until Application default/name reports revision as
-// delivered, for its current generation.
+// delivered, for its current generation. revision names the version as
+// `steward history` does (<app>-v<generation>, or <app>-<publishVersion>,
+// which the status gives as revisionHash beside the name of the
+// version's ApplicationRevision).
 func (h deliveryHub) waitRevision(t *testing.T, name, revision string) *v1beta1.Application {
 	t.Helper()
 	var app v1beta1.Application
@@ -97,7 +100,7 @@ func (h deliveryHub) waitRevision(t *testing.T, name, revision string) *v1beta1.
 		if err := h.client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: name}, &app); err != nil {
 			return err
 		}
-		if r := app.Status.LatestRevision; r == nil || r.Name != revision || app.Status.ObservedGeneration != app.Generation {
+		if r := app.Status.LatestRevision; r == nil || (r.Name != revision && app.Name+"-"+r.RevisionHash != revision) || app.Status.ObservedGeneration != app.Generation {
 			return fmt.Errorf("latestRevision %+v at observed generation %d of %d", r, app.Status.ObservedGeneration, app.Generation)
 		}
 		return nil

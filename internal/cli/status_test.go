@@ -173,7 +173,10 @@ func (d *delivered) waitDispatched(t *testing.T, ns, name, revision string) {
 			return fmt.Errorf("generation %d not observed yet", app.Generation)
 		case c.Status != metav1.ConditionTrue:
 			return fmt.Errorf("dispatched: %s %s", c.Reason, c.Message)
-		case app.Status.LatestRevision == nil || app.Status.LatestRevision.Name != revision:
+		case app.Status.LatestRevision == nil || (app.Status.LatestRevision.Name != revision && app.Name+"-"+app.Status.LatestRevision.RevisionHash != revision):
+			// revision is <app>-v<generation> or <app>-<publishVersion>:
+			// the status names the version's ApplicationRevision and its
+			// publishVersion (revisionHash).
 			return fmt.Errorf("revision %+v", app.Status.LatestRevision)
 		}
 		return nil
@@ -355,7 +358,7 @@ func testStatus(t *testing.T, d *delivered) {
 	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
 		t.Fatalf("status -o json: %v\n%s", err, out.String())
 	}
-	if st.Phase == "" || st.PublishVersion != "2.0" || st.Revision != "shop-2.0" {
+	if st.Phase == "" || st.PublishVersion != "2.0" || st.Revision != "shop-v2" {
 		t.Errorf("status = phase %q, publishVersion %q, revision %q", st.Phase, st.PublishVersion, st.Revision)
 	}
 	if len(st.Components) != 2 || st.Components[0].Name != "frontend" || strings.Join(st.Components[0].Traits, ",") != "scaler,expose" {

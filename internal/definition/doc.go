@@ -13,5 +13,5 @@
 // Files:
 //
 //	resolve.go   Resolver, Resolve and ResolveSteps: the Application's namespace, then the system one; Fingerprint
-//	revision.go  definition revisions: Pin (type@v2), CheckPin, SpecHash, NamedRevision
+//	revision.go  definition revisions: Pin (type@v2), CheckPin, NewestInRange (autoUpdate), SpecHash, NamedRevision
 package definition

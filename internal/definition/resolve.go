@@ -19,7 +19,9 @@ import (
 // Resolver finds the definitions an Application uses: each in the
 // Application's namespace, then in SystemNamespace. A pinned type
 // (webservice@v2) is read from the DefinitionRevision it names
-// (webservice-v2), found the same way.
+// (webservice-v2), found the same way; for an Application annotated
+// app.oam.dev/autoUpdate: "true", from the newest revision in its range
+// (NewestInRange: webservice@v1.2 reads webservice-v1.2.5).
 type Resolver struct {
 	Reader          client.Reader
 	SystemNamespace string
@@ -105,8 +107,9 @@ func (r Resolver) Steps(ctx context.Context, app *v1beta1.Application) (map[stri
 
 // Fingerprint identifies the definitions app renders with now (each
 // type's object and generation, or its absence): it changes when one of
-// them is edited, created or deleted, and never for a pinned type, whose
-// revision does not change.
+// them is edited, created or deleted; for a pinned type, whose revision
+// does not change, only when its range (autoUpdate) resolves to another
+// revision.
 func (r Resolver) Fingerprint(ctx context.Context, app *v1beta1.Application) (string, error) {
 	r.NoCopy = true
 	defs, err := r.Resolve(ctx, app)
@@ -157,7 +160,8 @@ func nilIfNil[T any, PT interface {
 }
 
 func (r Resolver) lookup(app *v1beta1.Application) lookup {
-	l := lookup{Resolver: r, namespaces: []string{app.Namespace, r.SystemNamespace}}
+	l := lookup{Resolver: r, namespaces: []string{app.Namespace, r.SystemNamespace},
+		autoUpdate: app.Annotations[v1beta1.AnnotationAutoUpdate] == "true"}
 	if app.Namespace == r.SystemNamespace {
 		l.namespaces = l.namespaces[:1]
 	}
@@ -167,6 +171,10 @@ func (r Resolver) lookup(app *v1beta1.Application) lookup {
 type lookup struct {
 	Resolver
 	namespaces []string
+	// autoUpdate resolves a pinned type to the newest revision in its
+	// range (NewestInRange), as KubeVela does for an Application
+	// annotated app.oam.dev/autoUpdate: "true".
+	autoUpdate bool
 }
 
 func (l lookup) get(ctx context.Context, key client.ObjectKey, obj client.Object) error {
@@ -186,22 +194,21 @@ func find[T any, PT interface {
 	if _, ok := into[typ]; ok {
 		return nil
 	}
-	if _, revName, pinned := Pin(typ); pinned {
+	if name, revName, pinned := Pin(typ); pinned {
 		if l.NoRevisions || CheckPin(typ) != nil {
 			return nil
 		}
 		for _, ns := range l.namespaces {
-			rev := &v1beta1.DefinitionRevision{}
-			err := l.get(ctx, client.ObjectKey{Namespace: ns, Name: revName}, rev)
-			if err == nil {
-				if d := FromRevision[T, PT](rev, typ); d != nil {
-					into[typ] = d
-					return nil
-				}
+			rev, err := l.revision(ctx, ns, name, revName, TypeOf(PT(new(T))))
+			if err != nil {
+				return err
+			}
+			if rev == nil {
 				continue
 			}
-			if !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
-				return fmt.Errorf("reading definition revision %s/%s: %w", ns, revName, err)
+			if d := FromRevision[T, PT](rev, typ); d != nil {
+				into[typ] = d
+				return nil
 			}
 		}
 		return nil
@@ -218,4 +225,34 @@ func find[T any, PT interface {
 		}
 	}
 	return nil
+}
+
+// revision reads the DefinitionRevision revName of definition name (of
+// kind t) in ns, nil when there is none. For an autoUpdate Application it
+// is the newest in the pinned range (NewestInRange), read from the
+// definition's revisions.
+func (l lookup) revision(ctx context.Context, ns, name, revName string, t v1beta1.DefinitionType) (*v1beta1.DefinitionRevision, error) {
+	if !l.autoUpdate {
+		rev := &v1beta1.DefinitionRevision{}
+		err := l.get(ctx, client.ObjectKey{Namespace: ns, Name: revName}, rev)
+		switch {
+		case err == nil:
+			return rev, nil
+		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading definition revision %s/%s: %w", ns, revName, err)
+	}
+	var list v1beta1.DefinitionRevisionList
+	opts := []client.ListOption{client.InNamespace(ns), client.MatchingLabels{NameLabel(t): name}}
+	if l.NoCopy {
+		opts = append(opts, client.UnsafeDisableDeepCopy)
+	}
+	if err := l.Reader.List(ctx, &list, opts...); err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("listing the revisions of definition %s/%s: %w", ns, name, err)
+	}
+	return NewestInRange(list.Items, t, name, revName), nil
 }

@@ -40,6 +40,40 @@ func CheckPin(typ string) error {
 	return nil
 }
 
+// NewestInRange returns the revision a pinned type resolves to for an
+// Application annotated app.oam.dev/autoUpdate: "true", as KubeVela
+// resolves it ("use latest version in specified range"): among the
+// revisions of kind t of definition name, the one named revName
+// (<definition>-v<revision>) when there is one, else the newest, by
+// semantic version, of those named revName.<more>: webservice@v1.2 takes
+// webservice-v1.2.5 over webservice-v1.2.0 and never webservice-v1.3.0,
+// webservice@v1 the newest 1.x. nil when none is in range. A revision
+// whose name is no semantic version is out of every range.
+func NewestInRange(revs []v1beta1.DefinitionRevision, t v1beta1.DefinitionType, name, revName string) *v1beta1.DefinitionRevision {
+	var best *v1beta1.DefinitionRevision
+	var bestV *semver.Version
+	for i := range revs {
+		rev := &revs[i]
+		if rev.Spec.DefinitionType != t {
+			continue
+		}
+		if rev.Name == revName {
+			return rev
+		}
+		if !strings.HasPrefix(rev.Name, revName+".") {
+			continue
+		}
+		v, err := semver.NewVersion(strings.TrimPrefix(rev.Name, name+"-"))
+		if err != nil {
+			continue
+		}
+		if bestV == nil || v.GreaterThan(bestV) {
+			best, bestV = rev, v
+		}
+	}
+	return best
+}
+
 // TypeOf returns the DefinitionType of a definition object.
 func TypeOf(def client.Object) v1beta1.DefinitionType {
 	switch def.(type) {

@@ -16,6 +16,7 @@ import (
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cueeval"
 	"github.com/steward-oam/steward/internal/placement"
+	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
 )
@@ -28,6 +29,10 @@ type Object struct {
 	// component's own objects.
 	Component string
 	Trait     string
+	// Policy names the policy whose template rendered the object
+	// (render.RenderPolicies), delivered on the hub whatever the steps
+	// place; Component is then the policy's name, as KubeVela labels it.
+	Policy string
 	// Step is the deploy step that delivers the object.
 	Step   string
 	Object *unstructured.Unstructured
@@ -41,6 +46,9 @@ func (o Object) Key() tracker.Key {
 
 // Source names what rendered the object, for messages.
 func (o Object) Source() string {
+	if o.Policy != "" {
+		return fmt.Sprintf("policy %q", o.Policy)
+	}
 	if o.Component == "" && o.Step != "" {
 		s := fmt.Sprintf("apply-object step %q", o.Step)
 		if o.Cluster != "" {
@@ -121,6 +129,16 @@ func Objects(app *v1beta1.Application, steps []placement.Step, in Input) ([]Obje
 	seen := map[tracker.Key]string{}
 	// Every placement's render counts toward the version's limits.
 	var usage render.Usage
+	// Policies rendering objects come first, as KubeVela applies them
+	// before its workflow runs.
+	pobjs, err := policyObjects(renderer, app, in, &usage)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range pobjs {
+		seen[o.Key()] = o.Source()
+	}
+	out = append(out, pobjs...)
 	for _, step := range steps {
 		if step.Object != nil {
 			// An apply-object step: its object, no component.
@@ -185,6 +203,36 @@ func Objects(app *v1beta1.Application, steps []placement.Step, in Input) ([]Obje
 			}
 			out = append(out, objs...)
 		}
+	}
+	return out, nil
+}
+
+// policyObjects renders the objects app's policies deliver
+// (render.RenderPolicies), on the hub in the Application's namespace,
+// applied whatever step the workflow is at.
+func policyObjects(renderer *render.Renderer, app *v1beta1.Application, in Input, usage *render.Usage) ([]Object, error) {
+	rendering := false
+	for _, p := range app.Spec.Policies {
+		rendering = rendering || !policy.Native(p.Type)
+	}
+	if !rendering {
+		return nil, nil
+	}
+	defs, err := in.Definitions(app)
+	if err != nil {
+		return nil, &DefinitionsError{err}
+	}
+	pobjs, err := renderer.RenderPolicies(app, defs, in.Context, usage)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Object, 0, len(pobjs))
+	for _, p := range pobjs {
+		o, err := settle(app, Object{Component: p.Policy, Policy: p.Policy, Object: p.Object}, app.Namespace, in.Namespaced)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
 	}
 	return out, nil
 }
@@ -302,11 +350,14 @@ func placed(app *v1beta1.Application, clusterName, namespace string, res *render
 // orderByDependencies returns components so that each comes after the
 // components it depends on; otherwise the declared order is kept. A cycle
 // keeps the declared order for the components in it.
+//
+// The copies of a replicated component share its name: they go together,
+// in their order, where the component would.
 func orderByDependencies(comps []render.Component) []render.Component {
 	done := make(map[string]bool, len(comps))
-	byName := make(map[string]render.Component, len(comps))
+	byName := make(map[string][]render.Component, len(comps))
 	for _, c := range comps {
-		byName[c.Name] = c
+		byName[c.Name] = append(byName[c.Name], c)
 	}
 	out := make([]render.Component, 0, len(comps))
 	visiting := map[string]bool{}
@@ -318,12 +369,12 @@ func orderByDependencies(comps []render.Component) []render.Component {
 		visiting[c.Name] = true
 		for _, dep := range c.DependsOn {
 			if d, ok := byName[dep]; ok {
-				visit(d)
+				visit(d[0])
 			}
 		}
 		visiting[c.Name] = false
 		done[c.Name] = true
-		out = append(out, c)
+		out = append(out, byName[c.Name]...)
 	}
 	for _, c := range comps {
 		visit(c)

@@ -13,6 +13,11 @@
 //		Context: render.AppContext{AppRevision: delivery.RevisionName(app, gen)},
 //		Namespaced: scopeOf})
 //
+// The objects of policies whose templates render them
+// (render.RenderPolicies) come first, on the hub in the Application's
+// namespace, whatever the steps place: KubeVela applies them before its
+// workflow runs.
+//
 // Implementation notes: definitions are resolved per placement from the
 // Application with the step's overrides applied (components may change
 // type), but always in the Application's own namespace. Errors say what

@@ -9,7 +9,8 @@
 //	                  credentials, caches by digest, bounded downloads (fetch.Fetcher)
 //	release/          a helmchart component's release: its #Render parameters, valuesFrom,
 //	                  the chart prepared for render (release.Provider), and the release
-//	                  record Secrets helm list reads (release.Record, Deployed, Uninstall)
+//	                  record Secrets helm list reads (release.Record, Deployed, Uninstall), a
+//	                  release `helm install` made taken over, records and namespaces repaired
 //	chart/            a chart archive rendered as `helm template` does (chart.Render),
 //	                  and its Chart.yaml read alone (chart.Metadata)
 //	chart/charttest/  chart archives, a Helm repository and an OCI registry in memory, for tests

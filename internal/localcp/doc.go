@@ -33,8 +33,10 @@ Licensed under the Apache License, Version 2.0.
 // their own, and log to files in ControlPlane.LogDir.
 //
 // Start installs the CRDs from config/crd, the node, the definition
-// namespace (vela-system) and the definitions found in config/definitions
-// with server-side apply as FieldOwner (see ApplyDefinitions), and reports
+// namespace (vela-system), the definitions found in config/definitions and
+// what KubeVela's own CLI reads from vela-system (config/kubevela: query
+// views, version marker) with server-side apply as FieldOwner (see
+// ApplyDefinitions), and reports
 // each step to Options.Progress. State lives in a temp dir that Stop
 // deletes along with the kubeconfig: each run starts empty.
 //

@@ -47,6 +47,10 @@ type Options struct {
 	// namespace. Defaults to vela-system; match the controller's
 	// --system-definition-namespace.
 	DefinitionNamespace string
+	// KubeVelaToolsDir holds what KubeVela's own CLI reads from vela-system
+	// (query views, the version marker `vela addon enable` checks), applied
+	// after the definitions. Defaults to config/kubevela; may be missing.
+	KubeVelaToolsDir string
 	// KubeconfigPath is where the admin kubeconfig is written. Defaults to
 	// .local/kubeconfig.
 	KubeconfigPath string
@@ -164,6 +168,14 @@ func (cp *ControlPlane) start(ctx context.Context, opts Options) error {
 		return err
 	}
 	cp.step("%d definitions installed in %s", cp.Definitions, opts.DefinitionNamespace)
+
+	n, err := ApplyDefinitions(ctx, c, opts.KubeVelaToolsDir, DefaultDefinitionNamespace)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		cp.step("%d objects for KubeVela's CLI installed (query views, version marker)", n)
+	}
 	return nil
 }
 
@@ -313,6 +325,7 @@ func (o *Options) setDefaults() error {
 		{&o.BinDir, filepath.Join("bin", "k8s")},
 		{&o.CRDDir, filepath.Join("config", "crd")},
 		{&o.DefinitionsDir, filepath.Join("config", "definitions")},
+		{&o.KubeVelaToolsDir, filepath.Join("config", "kubevela")},
 		{&o.KubeconfigPath, filepath.Join(".local", "kubeconfig")},
 	}
 	for _, d := range defaults {

@@ -27,6 +27,9 @@
 //   - override: see ApplyOverrides. Properties merge as a JSON merge patch,
 //     so null deletes a key (KubeVela ignores nulls); a type change keeps
 //     the traits (KubeVela drops them).
+//   - replication: see Replicate. Applied after the overrides, by the
+//     deploy steps that name it (listed or inline); each selected
+//     component becomes one copy per key, with ReplicaKey set.
 //   - deploy steps (also inside step groups) name policies in
 //     properties.policies, in order, plus properties.inlinePolicies; a step
 //     without a topology policy delivers to the hub. Without any deploy
@@ -40,8 +43,9 @@
 //
 // Files:
 //
-//	inputs.go     WithInputs: the values earlier workflow steps exported, given to the deploy steps that read them
-//	override.go   override policies: ApplyOverrides shapes the components of a placement
-//	placement.go  Placement, Step and Resolve: the workflow and its policies turned into deploy steps
-//	topology.go   topology policies: clusters by name or label selector, and their namespace
+//	inputs.go       WithInputs: the values earlier workflow steps exported, given to the deploy steps that read them
+//	override.go     override policies: ApplyOverrides shapes the components of a placement
+//	placement.go    Placement, Step and Resolve: the workflow and its policies turned into deploy steps
+//	replication.go  replication policies: Replicate turns a step's components into one copy per key
+//	topology.go     topology policies: clusters by name or label selector, and their namespace
 package placement

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/workflow"
 )
 
@@ -52,6 +53,9 @@ type Step struct {
 	Placements []Placement
 	// Overrides are the override policies of the step, in order.
 	Overrides []v1beta1.AppPolicy
+	// Replications are the replication policies of the step, in order:
+	// applied after the overrides (Replicate).
+	Replications []v1beta1.AppPolicy
 	// Parallelism is the step's parallelism property (default 5).
 	Parallelism int
 	// ParallelismSet is whether the step sets parallelism: it then
@@ -66,7 +70,7 @@ type Step struct {
 }
 
 // Components returns the components the step delivers: the Application's
-// with the step's overrides applied.
+// with the step's overrides applied, then its replications (Replicate).
 func (s Step) Components(app *v1beta1.Application) ([]v1beta1.ApplicationComponent, error) {
 	comps, err := ApplyOverrides(app.Spec.Components, s.Overrides)
 	if err != nil {
@@ -74,6 +78,14 @@ func (s Step) Components(app *v1beta1.Application) ([]v1beta1.ApplicationCompone
 	}
 	if err := s.fillInputs(comps); err != nil {
 		return nil, err
+	}
+	for i := range comps {
+		// Only a replication policy sets a key (KubeVela's field is not
+		// part of its API); one written in the spec is ignored.
+		comps[i].ReplicaKey = ""
+	}
+	if comps, err = Replicate(comps, s.Replications); err != nil {
+		return nil, fmt.Errorf("deploy step %q: %w", s.Name, err)
 	}
 	return comps, nil
 }
@@ -117,6 +129,11 @@ func Resolve(app *v1beta1.Application, clusters []Cluster) ([]Step, error) {
 	}
 	known := knownClusters(clusters)
 	deploys := deploySteps(wf)
+	if len(deploys) == 0 && wf != nil && len(wf.Steps) > 0 {
+		// A workflow of its own whose steps deliver no component (custom
+		// steps alone: configs, webhooks) delivers none, as in KubeVela.
+		return nil, nil
+	}
 	if len(deploys) == 0 {
 		var selected []v1beta1.AppPolicy
 		for _, p := range app.Spec.Policies {
@@ -334,6 +351,11 @@ func resolveStep(name string, policies []v1beta1.AppPolicy, parallelism int, kno
 				return Step{}, err
 			}
 			step.Overrides = append(step.Overrides, p)
+		case policy.TypeReplication:
+			if _, err := parseReplication(p); err != nil {
+				return Step{}, err
+			}
+			step.Replications = append(step.Replications, p)
 		}
 	}
 	if !hasTopology {

@@ -263,3 +263,20 @@ func (p *Rules) ApplyOncePaths(r Resource, fresh bool) []string {
 	}
 	return nil
 }
+
+// nativeTypes are the policy types KubeVela's controller interprets
+// itself rather than rendering their PolicyDefinition's template (its
+// appfile parser's list): Steward's resource policies, placement
+// (topology, override), replication, and the ones it accepts without
+// acting on them (debug, resource-update, env-binding).
+var nativeTypes = map[string]bool{
+	TypeGarbageCollect: true, TypeApplyOnce: true, TypeReadOnly: true, TypeTakeOver: true, TypeSharedResource: true,
+	v1beta1.PolicyTypeTopology: true, v1beta1.PolicyTypeOverride: true, TypeReplication: true,
+	"debug": true, "resource-update": true, "env-binding": true,
+}
+
+// Native reports whether a policy type is interpreted by the controller:
+// its PolicyDefinition's template, if any, is never rendered. Every other
+// type renders its definition's template, whose output and outputs are
+// delivered as the Application's objects (render.RenderPolicies).
+func Native(typ string) bool { return nativeTypes[typ] }

@@ -155,19 +155,17 @@ func TestUnsupported_NamesThePolicy(t *testing.T) {
 	if err := Unsupported(app, defs); err != nil {
 		t.Fatalf("supported policies refused: %v", err)
 	}
-	// A replication policy no deploy step names does nothing, as in KubeVela.
+	// Replication is carried out (internal/placement.Replicate), wherever
+	// a deploy step names it.
 	app.Spec.Policies = []v1beta1.AppPolicy{{Name: "p", Type: TypeReplication}}
-	if err := Unsupported(app, defs); err != nil {
-		t.Fatalf("a replication policy no deploy step names refused: %v", err)
-	}
 	app.Spec.Workflow = &v1beta1.Workflow{Steps: []v1beta1.WorkflowStep{{WorkflowStepBase: v1beta1.WorkflowStepBase{Name: "g", Type: v1beta1.WorkflowStepTypeStepGroup},
 		SubSteps: []v1beta1.WorkflowStepBase{{Name: "d", Type: v1beta1.WorkflowStepTypeDeploy, Properties: &runtime.RawExtension{Raw: []byte(`{"policies":["p"]}`)}}}}}}
-	for typ, want := range map[string]string{TypeReplication: `policy "p" (replication)`, "add-labels": "Application-scoped"} {
-		app.Spec.Policies = []v1beta1.AppPolicy{{Name: "p", Type: typ}}
-		err := Unsupported(app, defs)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want %q", typ, err, want)
-		}
+	if err := Unsupported(app, defs); err != nil {
+		t.Fatalf("a replication policy refused: %v", err)
+	}
+	app.Spec.Policies = []v1beta1.AppPolicy{{Name: "p", Type: "add-labels"}}
+	if err := Unsupported(app, defs); err == nil || !strings.Contains(err.Error(), `policy "p" (add-labels)`) || !strings.Contains(err.Error(), "Application-scoped") {
+		t.Errorf("add-labels: %v", err)
 	}
 	if UnsupportedDefinition(&v1beta1.PolicyDefinition{Spec: v1beta1.PolicyDefinitionSpec{Global: true}}) == "" || UnsupportedDefinition(appScoped) == "" || UnsupportedDefinition(&v1beta1.PolicyDefinition{}) != "" {
 		t.Error("UnsupportedDefinition")

@@ -44,6 +44,12 @@
 //     KubeVela's strategic unification and its comment directives
 //     (+patchKey, +patchStrategy=retainKeys|replace|jsonPatch|jsonMergePatch),
 //     which CUE keeps as doc comments on the evaluated fields.
+//   - Policies whose type Steward does not interpret (policy.Native)
+//     render their PolicyDefinition's template on their own
+//     (RenderPolicies, policy.go), once per version rather than per
+//     placement: KubeVela delivers their output on the hub.
+//   - A component copy of a replication policy (ReplicaKey set) sees its
+//     key as context.replicaKey, and its objects carry LabelReplicaKey.
 //   - objects.go gives objects their default name and namespace and the
 //     bookkeeping labels. Every object of `outputs` carries its outputs
 //     name in trait.oam.dev/resource and trait.oam.dev/type (the trait
@@ -71,6 +77,7 @@
 //	jsonpatch.go   the jsonPatch and jsonMergePatch trait directives
 //	objects.go     default names and namespaces, and the bookkeeping labels every object carries
 //	patch.go       trait patches applied in Go: KubeVela's strategic unification and its directives
+//	policy.go      RenderPolicies: the objects the templates of non-native policies render (output, outputs)
 //	render.go      Render: an Application and its definitions to objects, component by component
 //	renderer.go    Renderer, Limits and Options: the evaluator, its cache keys, CheckTemplate and CheckStatus
 //	status.go      the status input (the live objects, parameter) and its evaluation for health.go

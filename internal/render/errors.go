@@ -17,8 +17,11 @@ import (
 // what it produced hit a limit), so the controller can copy it into a
 // condition.
 type Error struct {
-	Component  string
-	Trait      string
+	Component string
+	Trait     string
+	// Policy names the policy whose template failed (RenderPolicies);
+	// Component and Trait are empty then.
+	Policy     string
 	Definition string
 	Reason     string
 	// Path is the CUE field path at fault, relative to `parameter` for
@@ -37,6 +40,9 @@ func (e *Error) Error() string {
 	}
 	if e.Trait != "" {
 		fmt.Fprintf(&b, "trait %q ", e.Trait)
+	}
+	if e.Policy != "" {
+		fmt.Fprintf(&b, "policy %q ", e.Policy)
 	}
 	s := strings.TrimSuffix(b.String(), " ")
 	if s != "" {

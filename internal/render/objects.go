@@ -15,7 +15,14 @@ type objectMeta struct {
 	app       *v1beta1.Application
 	component string
 	revision  string
+	// replicaKey, for a copy of a replicated component, labels what it
+	// renders (LabelReplicaKey).
+	replicaKey string
 }
+
+// LabelReplicaKey, KubeVela's, names the replication key of the copy of a
+// component that rendered an object.
+const LabelReplicaKey = "app.oam.dev/replicaKey"
 
 // TypeLabel is the label value naming a definition type on the objects
 // it renders: the type, or for a pinned type (webservice@v2) the
@@ -84,6 +91,9 @@ func (m objectMeta) finish(obj map[string]any, defaultName string) (*unstructure
 	labels[v1beta1.LabelAppNamespace] = m.app.Namespace
 	labels[v1beta1.LabelAppComponent] = m.component
 	labels[v1beta1.LabelAppRevision] = m.revision
+	if m.replicaKey != "" {
+		labels[LabelReplicaKey] = m.replicaKey
+	}
 	u.SetLabels(labels)
 	return u, nil
 }

@@ -153,9 +153,13 @@ func (r *Renderer) renderComponentWith(app *v1beta1.Application, ac *v1beta1.App
 	def := defs.Components[ac.Type]
 	if def == nil {
 		return nil, named(&Error{Reason: v1beta1.ReasonDefinitionNotFound,
-			Err: fmt.Errorf("component type %q has no ComponentDefinition%s", ac.Type, pinned(ac.Type, defs.NoRevisions))}, "")
+			Err: fmt.Errorf("component type %q has no ComponentDefinition%s", ac.Type, pinned(ac.Type, defs.NoRevisions, autoUpdate(app)))}, "")
 	}
 	ctx := componentContext(base, ac.Name, actx.AppRevisionNum)
+	if ac.ReplicaKey != "" {
+		// One copy of a component a replication policy selects.
+		ctx["replicaKey"] = ac.ReplicaKey
+	}
 	tmpl, terr := ComponentTemplate(def)
 	ev, rerr := r.evaluateDefinition(KindComponent, &def.ObjectMeta, tmpl, terr, ac.Properties, ctx, actx.Actions[ac.Name], u)
 	if rerr != nil {
@@ -174,7 +178,7 @@ func (r *Renderer) renderComponentWith(app *v1beta1.Application, ac *v1beta1.App
 		tdef := defs.Traits[t.Type]
 		if tdef == nil {
 			return nil, named(&Error{Reason: v1beta1.ReasonDefinitionNotFound,
-				Err: fmt.Errorf("trait type %q has no TraitDefinition%s", t.Type, pinned(t.Type, defs.NoRevisions))}, t.Type)
+				Err: fmt.Errorf("trait type %q has no TraitDefinition%s", t.Type, pinned(t.Type, defs.NoRevisions, autoUpdate(app)))}, t.Type)
 		}
 		if tdef.Spec.Stage == v1beta1.TraitStagePostDispatch {
 			if actx.DeferPostDispatch && live == nil {
@@ -193,8 +197,8 @@ func (r *Renderer) renderComponentWith(app *v1beta1.Application, ac *v1beta1.App
 		// The live workload is not the component's to apply again.
 		st.workload = nil
 	}
-	out := &Component{Name: ac.Name, Type: ac.Type, DependsOn: slices.Clone(ac.DependsOn), Charts: ev.charts}
-	meta := objectMeta{app: app, component: ac.Name, revision: actx.AppRevision}
+	out := &Component{Name: ac.Name, Type: ac.Type, ReplicaKey: ac.ReplicaKey, DependsOn: slices.Clone(ac.DependsOn), Charts: ev.charts}
+	meta := objectMeta{app: app, component: ac.Name, revision: actx.AppRevision, replicaKey: ac.ReplicaKey}
 	if st.workload != nil {
 		obj, err := meta.workload(st.workload, ac.Type)
 		if err != nil {
@@ -356,15 +360,25 @@ func (r *Renderer) RenderPostDispatch(app *v1beta1.Application, component, names
 	return out, nil
 }
 
+// autoUpdate reports whether app resolves a pinned type to the newest
+// revision in its range (app.oam.dev/autoUpdate).
+func autoUpdate(app *v1beta1.Application) bool {
+	return app.Annotations[v1beta1.AnnotationAutoUpdate] == "true"
+}
+
 // pinned explains a type pinned to a definition revision (webservice@v2)
-// that was not found.
-func pinned(typ string, noRevisions bool) string {
+// that was not found; inRange says it was looked for in its range too
+// (autoUpdate).
+func pinned(typ string, noRevisions, inRange bool) string {
 	name, rev, ok := strings.Cut(typ, "@v")
 	if !ok {
 		return ""
 	}
 	if noRevisions {
 		return fmt.Sprintf(" (%q pins revision %q of definition %q, and definition revisions are turned off (--definition-revisions=false); remove \"@v%s\" to use the current definition)", typ, "v"+rev, name, rev)
+	}
+	if inRange {
+		return fmt.Sprintf(" (%q pins revision %q of definition %q: there is no DefinitionRevision %q, nor one in its range (%q, newest first, with app.oam.dev/autoUpdate), in the Application's namespace or the system namespace; `kubectl get definitionrevisions -l <kind>.oam.dev/name=%s` lists the revisions kept)", typ, "v"+rev, name, name+"-v"+rev, name+"-v"+rev+".*", name)
 	}
 	return fmt.Sprintf(" (%q pins revision %q of definition %q: there is no DefinitionRevision %q in the Application's namespace or the system namespace; `kubectl get definitionrevisions -l <kind>.oam.dev/name=%s` lists the revisions kept)", typ, "v"+rev, name, name+"-v"+rev, name)
 }

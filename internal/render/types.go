@@ -71,8 +71,11 @@ type Result struct {
 // definition has no output) and auxiliary objects from the definition's
 // outputs and from traits, in render order.
 type Component struct {
-	Name        string
-	Type        string
+	Name string
+	Type string
+	// ReplicaKey is the key of this copy of a component a replication
+	// policy selects (several copies share the name); empty otherwise.
+	ReplicaKey  string
 	DependsOn   []string
 	Workload    *unstructured.Unstructured
 	Auxiliaries []Auxiliary

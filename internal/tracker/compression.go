@@ -83,6 +83,19 @@ var (
 	gzipWriters sync.Pool
 )
 
+// Compress packs raw with t (gzip or zstd) using the trackers' shared
+// codecs; internal/apprevision stores ApplicationRevisions with it.
+func Compress(t v1beta1.CompressionType, raw []byte) ([]byte, error) { return compress(t, raw) }
+
+// Decompress unpacks what Compress packed, bounded as a tracker's data is
+// (MaxDecodedSize).
+func Decompress(t v1beta1.CompressionType, packed []byte) ([]byte, error) {
+	return decompress(t, packed)
+}
+
+// MaxDecodedSize is the most JSON compressed data may decode to.
+const MaxDecodedSize = maxDecodedSize
+
 func compress(t v1beta1.CompressionType, raw []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	switch t {

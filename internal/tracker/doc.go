@@ -26,7 +26,7 @@
 // Files:
 //
 //	cache.go        decodedEntries: the last compressed trackers decoded, so a pass decodes each once
-//	compression.go  Encode, Decode and Sizes: entries stored plain, gzip or zstd
+//	compression.go  Encode, Decode and Sizes: entries stored plain, gzip or zstd; Compress and Decompress for other records
 //	entries.go      Key, Entry, Manifest, Ref and Index: one recorded object and its identity
 //	index.go        the cache indexes (IndexApp, IndexRescueOf) that make a List cost one Application's trackers
 //	marks.go        the annotations (marks) Steward writes on trackers, and Mark, DecodeMark, Parallelism to read them

@@ -12,6 +12,12 @@ var (
 	commit  string
 )
 
+// KubeVela is the KubeVela release whose behaviour Steward carries: the
+// version KubeVela's tools see (the chart's kubevelaTools.version) and the
+// one app.oam.dev/controller-version-require may name for Steward to
+// reconcile an Application.
+const KubeVela = "v1.9.13"
+
 // Unknown is reported for a value neither the linker nor the build info
 // provides.
 const Unknown = "unknown"

@@ -150,10 +150,10 @@ func checkStep(name string, s v1beta1.WorkflowStepBase) error {
 				return fmt.Errorf("deploy step %q: inlinePolicies: %w", name, err)
 			}
 			for _, p := range inline {
-				if p.Type != v1beta1.PolicyTypeTopology && p.Type != v1beta1.PolicyTypeOverride {
+				if p.Type != v1beta1.PolicyTypeTopology && p.Type != v1beta1.PolicyTypeOverride && p.Type != "replication" {
 					// A resource policy inline in a step is not read by
 					// policy.Parse: applying the step would ignore it.
-					return &UnsupportedError{Step: name, What: fmt.Sprintf("inline policy of type %q (only topology and override are read inline; list it in spec.policies)", p.Type)}
+					return &UnsupportedError{Step: name, What: fmt.Sprintf("inline policy of type %q (only topology, override and replication are read inline; list it in spec.policies)", p.Type)}
 				}
 			}
 		case "policies", "parallelism", "ignoreTerraformComponent", "auto":

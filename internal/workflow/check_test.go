@@ -21,7 +21,10 @@ func TestCheck_RefusesWhatWouldBeSkipped(t *testing.T) {
 		{"a step group of deploys", `{steps: [{name: g, type: step-group, subSteps: [{name: a, type: deploy}, {name: b, type: deploy}]}]}`, ""},
 		{"an approval gate", `{steps: [{name: staging, type: deploy}, {name: approve, type: suspend, properties: {duration: 1m, message: "approve it"}}, {name: prod, type: deploy}]}`, ""},
 		{"two steps of one name", `{steps: [{name: prod, type: deploy}, {type: suspend}, {name: suspend-1, type: deploy}]}`, `"suspend-1": a second step of the same name`},
-		{"suspend steps alone", `{steps: [{name: wait, type: suspend}]}`, `it would deliver nothing`},
+		{"suspend steps alone", `{steps: [{name: wait, type: suspend}]}`, `it would do nothing`},
+		// KubeVela runs a workflow of custom steps alone (configs written,
+		// webhooks called), delivering no component.
+		{"config steps alone", `{steps: [{name: write, type: create-config, properties: {name: c, config: {a: 1}}}, {name: read, type: read-config, properties: {name: c}, outputs: [{name: cfg, valueFrom: output.$returns.config}]}, {name: drop, type: delete-config, properties: {name: c}}]}`, ""},
 		{"a suspend property Steward does not read", `{steps: [{name: approve, type: suspend, properties: {approvers: [a]}}, {name: d, type: deploy}]}`, `suspend property "approvers"`},
 		{"a suspend duration that does not parse", `{steps: [{name: wait, type: suspend, properties: {duration: soon}}, {name: d, type: deploy}]}`, `duration "soon" (want a positive duration`},
 		{"a conditional suspend", `{steps: [{name: approve, type: suspend, if: always}, {name: d, type: deploy}]}`, ""},

@@ -218,6 +218,10 @@ func waitFor(s *Step, level []Step, p, c int, dag bool, output string) error {
 // (apply-component: the component's properties) or under value
 // (apply-object: the object).
 func checkParameterKey(typ, key string) error {
+	if key == "" {
+		// The value is read by the step's if alone, as KubeVela allows.
+		return nil
+	}
 	if !Native(typ) {
 		// A custom step's parameterKey is a path into its parameter.
 		_, err := ParsePath(key)
@@ -388,6 +392,10 @@ func (s Step) Fill(props map[string]any, values map[string]json.RawMessage) erro
 		if !ok {
 			return fmt.Errorf("step %q: input from %q: no value exported yet", s.Name, in.From)
 		}
+		if in.ParameterKey == "" {
+			// Read by the step's if only.
+			continue
+		}
 		var v any
 		if err := json.Unmarshal(raw, &v); err != nil {
 			return fmt.Errorf("step %q: input from %q: %w", s.Name, in.From, err)
@@ -465,10 +473,32 @@ func parseData(s v1beta1.WorkflowStepBase, step *Step) {
 }
 
 // inputsReady reports whether a step taking inputs may start: every
-// value it takes was exported and its objects were rendered with them.
-// A value never exported (the step exporting it failed or was skipped,
-// and this one runs anyway: if: always) fails the step.
+// value it takes was exported (valuesReady) and its objects were
+// rendered with them.
 func (r *Run) inputsReady(s *Step, ss *v1beta1.StepStatus) bool {
+	if !r.valuesReady(s, ss) {
+		return false
+	}
+	if !s.Custom && !r.data.Rendered[s.Name] {
+		ss.Message = renderMessage
+		if r.data.Blocked != "" {
+			ss.Message = r.data.Blocked
+		} else {
+			r.renderWanted = true
+		}
+		return r.waitTimeout(s, ss)
+	}
+	if ss.Message == renderMessage || ss.Message == r.data.Blocked {
+		ss.Message = ""
+	}
+	return true
+}
+
+// valuesReady reports whether every value a step takes was exported. A
+// value never exported (the step exporting it failed or was skipped, and
+// this one runs anyway: if: always, or an if of its own) fails the step;
+// one whose step was skipped skips it.
+func (r *Run) valuesReady(s *Step, ss *v1beta1.StepStatus) bool {
 	t := metav1.NewTime(r.now)
 	for _, in := range s.Inputs {
 		if _, ok := r.data.Values[in.From]; ok {
@@ -485,7 +515,7 @@ func (r *Run) inputsReady(s *Step, ss *v1beta1.StepStatus) bool {
 		case ps != nil && ps.Phase == v1beta1.WorkflowStepSucceeded:
 			// Exported, and not read back yet (a cache behind the write):
 			// the next pass reads it.
-			ss.Message = fmt.Sprintf("waiting for the value of %q, which step %q exported", in.From, producer)
+			ss.Message = fmt.Sprintf(valueMessage+"%q, which step %q exported", in.From, producer)
 			r.wake(time.Second)
 			return r.waitTimeout(s, ss)
 		}
@@ -493,19 +523,30 @@ func (r *Run) inputsReady(s *Step, ss *v1beta1.StepStatus) bool {
 		ss.Message = fmt.Sprintf("input from %q: step %q, which exports it, did not succeed", in.From, producer)
 		return false
 	}
-	if !s.Custom && !r.data.Rendered[s.Name] {
-		ss.Message = renderMessage
-		if r.data.Blocked != "" {
-			ss.Message = r.data.Blocked
-		} else {
-			r.renderWanted = true
-		}
-		return r.waitTimeout(s, ss)
-	}
-	if ss.Message == renderMessage || ss.Message == r.data.Blocked {
+	if strings.HasPrefix(ss.Message, valueMessage) {
+		// The values came: the step no longer waits for them.
 		ss.Message = ""
 	}
 	return true
+}
+
+// valueMessage begins the message of a step waiting for a value that was
+// exported and not read back yet.
+const valueMessage = "waiting for the value of "
+
+// inputValues returns the values the step takes that were exported, by
+// the output they come from: what its if reads as inputs.
+func (r *Run) inputValues(s *Step) map[string]json.RawMessage {
+	if len(s.Inputs) == 0 {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(s.Inputs))
+	for _, in := range s.Inputs {
+		if v, ok := r.data.Values[in.From]; ok {
+			out[in.From] = v
+		}
+	}
+	return out
 }
 
 // renderMessage is the message of a step waiting for its objects to be

@@ -284,8 +284,12 @@ func (r *Run) step(s *Step, ss *v1beta1.StepStatus, failed bool) {
 			}
 			return
 		}
-		// A step's condition is read when it is reached.
-		run, err := s.runs(r.flow, r.Status, failed)
+		// A step's condition is read when it is reached; one reading the
+		// step's inputs once their values are exported.
+		if s.readsInputs() && !r.valuesReady(s, ss) {
+			return
+		}
+		run, err := s.runs(r.flow, r.Status, failed, r.inputValues(s))
 		if errors.As(err, new(*cueeval.BudgetError)) || errors.Is(err, cueeval.ErrUnavailable) {
 			// Checked when the version was rendered, the condition did
 			// not evaluate now within the budget (a busy node, an

@@ -78,16 +78,22 @@ func Steps(wf *v1beta1.Workflow) (Flow, error) {
 			err = &UnsupportedError{Step: s.Name, What: "a second step of the same name (each step of a workflow Steward runs step by step needs its own)"}
 		}
 		seen[s.Name] = true
-		delivers = delivers || Delivers(s.Type)
+		// A custom step does work of its own (a config written, an
+		// object applied, a webhook called): a workflow of custom steps
+		// alone runs, as in KubeVela, and delivers no component.
+		delivers = delivers || s.Delivers()
 	})
 	if err != nil {
 		return Flow{}, err
 	}
 	if !delivers {
-		return Flow{}, fmt.Errorf("the workflow needs a deploy, apply-component or apply-object step: it would deliver nothing")
+		return Flow{}, fmt.Errorf("the workflow needs a deploy, apply-component, apply-object or custom step (a WorkflowStepDefinition's): it would do nothing")
 	}
 	// Steps taking a value wait for the step exporting it.
 	if err := checkData(&f); err != nil {
+		return Flow{}, err
+	}
+	if err := checkInputConditions(f); err != nil {
 		return Flow{}, err
 	}
 	for _, g := range f.Steps {

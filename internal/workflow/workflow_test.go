@@ -465,7 +465,7 @@ func bound(wf *v1beta1.Workflow) (Flow, error) {
 func TestCheckConditions_RefusesWhatDoesNotEvaluate(t *testing.T) {
 	for _, tc := range []struct{ name, cond, want string }{
 		{"a step that does not exist", "status.staging.succeeded", `step "prod": if "status.staging.succeeded": undefined field: staging`},
-		{"inputs", `inputs.x == "a"`, `reference "inputs" not found`},
+		{"inputs on a step that takes none", `inputs.x == "a"`, `reads inputs, and the step takes none`},
 		{"not a boolean", "1", `as bool`},
 		{"a step that exists", `status.staging.phase == "succeeded"`, ""},
 	} {

@@ -117,8 +117,10 @@ func settledMessage(app *v1beta1.Application, model *appModel) string {
 		return "no status.latestRevision"
 	case model.PV != "" && rev.RevisionHash != model.PV:
 		return fmt.Sprintf("status.latestRevision is %s, want publishVersion %s", rev.Name, model.PV)
-	case model.PV == "" && rev.Name != fmt.Sprintf("%s-v%d", app.Name, gen):
-		return fmt.Sprintf("status.latestRevision is %s, want %s-v%d", rev.Name, app.Name, gen)
+	case model.PV == "" && (rev.Revision < gen || rev.Name != fmt.Sprintf("%s-v%d", app.Name, rev.Revision)):
+		// The version's ApplicationRevision: <app>-v<N>, N the generation
+		// unless a published version took that number.
+		return fmt.Sprintf("status.latestRevision is %s (%d), want %s-v<N>, N at least %d", rev.Name, rev.Revision, app.Name, gen)
 	}
 	return ""
 }

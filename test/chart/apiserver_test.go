@@ -47,7 +47,7 @@ func TestChart_APIServerAcceptsEveryObject(t *testing.T) {
 	c := apiServer(t)
 	ctx := context.Background()
 	valueSets := map[string][]string{
-		"defaults": nil,
+		"defaults": {"--set", "kubevelaTools.enabled=true"}, // render turns it off
 		"everything": {"--set", "replicaCount=2,controllerArgs.trackerCompression=gzip,systemDefinitionNamespace=oam-defs," +
 			"serviceAccount.annotations.team=platform,metrics.service.annotations.scrape=true,podAnnotations.a=b," +
 			"podLabels.tier=control,priorityClassName=system-cluster-critical,nodeSelector.role=infra," +

@@ -15,6 +15,7 @@
 //	phase              file           what it does
 //	loadTrackers       trackers.go    the Application's trackers; hand-deleted ones re-created
 //	renderAndRecord    render.go      a new version rendered and recorded before anything is applied
+//	Revisions.Record   package apprev the live version's ApplicationRevision written or taken up; its tracker labelled with it
 //	advanceWorkflow    workflow.go    the pass's workflow.Run (gated: the steps this pass reaches; one pass; refused)
 //	keepState          statekeep.go   every recorded object applied, drift repaired (dependson.go: who waits)
 //	evaluateHealth     health.go      each component's health policy over the live objects
@@ -29,7 +30,8 @@
 // facts (what a pass records), status (conditions and events), record
 // (tracker data beyond manifests), order (apply and delete order), wake
 // (watches' predicates, intervals), memory (caches between passes) and
-// decisionlog (one line per decision).
+// decisionlog (one line per decision); apprev writes the ApplicationRevisions
+// (its Keeper also records their outcome and deletes them with the Application).
 //
 // Files:
 //

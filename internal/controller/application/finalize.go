@@ -51,6 +51,9 @@ func (r *Reconciler) finalize(ctx context.Context, s *facts.Pass) (ctrl.Result, 
 	if res, done, err := r.deleteRecorded(ctx, s, false); !done || err != nil {
 		return res, err
 	}
+	if err := r.Revisions.Delete(ctx, app); err != nil {
+		return ctrl.Result{}, err
+	}
 	r.Metrics.DeleteApp(app.Namespace, app.Name)
 	// The last status is written while the Application is still ours:
 	// once the finalizer goes, the name may already belong to another.

@@ -5,14 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/steward-oam/steward/api/v1beta1"
@@ -20,7 +17,6 @@ import (
 	"github.com/steward-oam/steward/internal/controller/application/facts"
 	"github.com/steward-oam/steward/internal/controller/application/record"
 	"github.com/steward-oam/steward/internal/cueeval"
-	"github.com/steward-oam/steward/internal/helm/chart"
 	"github.com/steward-oam/steward/internal/helm/release"
 	"github.com/steward-oam/steward/internal/render"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -37,12 +33,7 @@ func (r *Reconciler) chartActions(ctx context.Context, s *facts.Pass) func(strin
 			if clusterName != "" {
 				where = fmt.Sprintf(" in cluster %q", clusterName)
 			}
-			err = fmt.Errorf("component %q%s: %w", need.Component, where, err)
-			var he *release.Error
-			if errors.As(err, &he) {
-				return &facts.ReasonError{Reason: he.Reason, Err: err}
-			}
-			return err
+			return chartError(fmt.Sprintf("component %q%s", need.Component, where), err)
 		}
 		if r.Charts == nil {
 			return nil, named(&release.Error{Reason: release.ReasonFetchFailed, Source: "?", Err: errors.New("this controller fetches no Helm charts")})
@@ -61,7 +52,7 @@ func (r *Reconciler) chartActions(ctx context.Context, s *facts.Pass) func(strin
 			// values sources before anything is read or fetched.
 			p, err := r.Charts.Prepare(ctx, hub, facts.BoundaryOf(app, s.Identity, r.Options.NoCrossNamespaceObjects), a.Params, r.ClusterVersion.GitVersion)
 			if err != nil {
-				return nil, named(err)
+				return nil, named(r.endsWorkflow(s, err))
 			}
 			if p.CreateNamespace && p.Namespace != app.Namespace {
 				if err := r.ensureNamespace(ctx, s, clusterName, p.Namespace); err != nil {
@@ -128,58 +119,47 @@ func (r *Reconciler) ensureCRDs(ctx context.Context, s *facts.Pass, clusterName,
 	if len(ch.CRDs) == 0 {
 		return nil
 	}
-	fail := func(reason string, err error) error {
-		return &facts.ReasonError{Reason: reason, Err: fmt.Errorf("component %q: chart %s-%s: %w", component, ch.Chart, ch.Version, err)}
-	}
+	chartName, named := ch.Chart+"-"+ch.Version, "component "+strconv.Quote(component)
 	if r.Options.NoCrossNamespaceObjects && s.Identity.IsZero() {
-		return fail(v1beta1.ReasonClusterScopedObject, errors.New("its crds/ are cluster-scoped, which an Application acting as Steward itself may not create (--no-cross-namespace-objects); set options.includeCRDs: false, or give the Application a ServiceAccount"))
+		return chartError(named, &release.Error{Reason: v1beta1.ReasonClusterScopedObject, Source: chartName, Err: errors.New("its crds/ are cluster-scoped, which an Application acting as Steward itself may not create (--no-cross-namespace-objects); set options.includeCRDs: false, or give the Application a ServiceAccount")})
 	}
 	c, err := s.Clients.GetClient(ctx, clusterName)
 	if err != nil {
 		return err
 	}
-	for _, raw := range ch.CRDs {
-		crd := &unstructured.Unstructured{}
-		if err := crd.UnmarshalJSON(raw); err != nil {
-			return fail(v1beta1.ReasonRenderFailed, err)
-		}
-		err := c.Get(ctx, client.ObjectKey{Name: crd.GetName()}, (&unstructured.Unstructured{Object: map[string]any{"apiVersion": crd.GetAPIVersion(), "kind": crd.GetKind()}}))
-		if err == nil {
-			continue
-		}
-		if !apierrors.IsNotFound(err) {
-			return fail(facts.ReasonOf(err, v1beta1.ReasonApplyFailed), err)
-		}
-		if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
-			reason := v1beta1.ReasonApplyFailed
-			if apierrors.IsForbidden(err) {
-				reason = v1beta1.ReasonForbidden
-			}
-			return fail(reason, fmt.Errorf("creating CustomResourceDefinition %s: %w", crd.GetName(), err))
-		}
-		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Created a chart's CustomResourceDefinition (crds/); it is never upgraded nor deleted", "crd", crd.GetName(), "cluster", clusterName, "component", component)
+	created, err := release.EnsureCRDs(ctx, c, chartName, ch.CRDs)
+	for _, name := range created {
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Created a chart's CustomResourceDefinition (crds/); it is never upgraded nor deleted", "crd", name, "cluster", clusterName, "component", component)
 	}
-	return nil
+	return chartError(named, err)
+}
+
+// chartError names what err happened to, with the condition reason of
+// a *release.Error in it.
+func chartError(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("%s: %w", what, err)
+	if he := (*release.Error)(nil); errors.As(err, &he) {
+		return &facts.ReasonError{Reason: he.Reason, Err: err}
+	}
+	return err
 }
 
 // ensureNamespace creates a release's namespace when it is missing, as
-// Helm's --create-namespace does; like Helm, Steward never deletes it.
+// Helm's --create-namespace does, also when it was deleted by hand; like
+// Helm, Steward never deletes it.
 func (r *Reconciler) ensureNamespace(ctx context.Context, s *facts.Pass, clusterName, name string) error {
 	c, err := s.Clients.GetClient(ctx, clusterName)
 	if err != nil {
 		return err
 	}
-	var ns corev1.Namespace
-	err = c.Get(ctx, client.ObjectKey{Name: name}, &ns)
-	if err == nil || !apierrors.IsNotFound(err) {
-		return err
+	created, err := release.EnsureNamespace(ctx, c, name)
+	if created {
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Created the release's namespace (createNamespace); it is never deleted", "namespace", name, "cluster", clusterName)
 	}
-	ns = corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"name": name}}}
-	if err := c.Create(ctx, &ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating the release's namespace %q: %w", name, err)
-	}
-	ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Created the release's namespace (createNamespace); it is never deleted", "namespace", name, "cluster", clusterName)
-	return nil
+	return err
 }
 
 // recordReleases writes a Helm release record for each release the
@@ -213,17 +193,14 @@ func (r *Reconciler) recordRelease(ctx context.Context, s *facts.Pass, rel *fact
 	if err != nil {
 		return err
 	}
-	md, err := chart.Metadata(rel.Prepared.Action.Archive)
-	if err != nil {
-		return err
+	// A release `helm install` made is taken over inside the boundary
+	// the placement rendered in, as the Application's identity (c).
+	b := r.boundary(s)
+	b.Namespace = rel.AppNamespace
+	in, err := rel.Prepared.Input(rel.Manifest, map[string]string{v1beta1.LabelAppName: s.App.Name, v1beta1.LabelAppNamespace: s.App.Namespace, v1beta1.LabelAppComponent: rel.Component}, b)
+	if err == nil {
+		rel.Revision, err = release.Record(ctx, c, in)
 	}
-	var values map[string]any
-	_ = json.Unmarshal(rel.Prepared.Action.Values, &values)
-	rel.Revision, err = release.Record(ctx, c, release.Input{
-		Name: rel.Name, Namespace: rel.Namespace, Chart: md, Values: values, Manifest: rel.Manifest,
-		Fingerprint: rel.Fingerprint, MaxHistory: rel.Prepared.MaxHistory,
-		Labels: map[string]string{v1beta1.LabelAppName: s.App.Name, v1beta1.LabelAppNamespace: s.App.Namespace, v1beta1.LabelAppComponent: rel.Component},
-	})
 	return err
 }
 
@@ -279,8 +256,11 @@ func (r *Reconciler) uninstallReleases(ctx context.Context, s *facts.Pass, track
 // chartInputsMoved reports whether a chart the current version delivers,
 // or its values, changed since it was rendered: a mutable version (a
 // range, latest) now resolves to another chart, or a valuesFrom source
-// was edited. The version is then rendered again (a Helm upgrade). A
-// publishVersion pins the version, and nothing is looked at.
+// was edited; or whether its release record was deleted or corrupted by
+// hand. The version is then rendered again (a Helm upgrade, or the
+// record written again). A release namespace deleted by hand
+// (createNamespace) is created again first. A publishVersion pins the
+// version, and nothing is looked at.
 func (r *Reconciler) chartInputsMoved(ctx context.Context, s *facts.Pass) bool {
 	rels := record.ReleasesOf(s.Current)
 	if len(rels) == 0 || r.Charts == nil || s.Clients == nil {
@@ -291,6 +271,17 @@ func (r *Reconciler) chartInputsMoved(ctx context.Context, s *facts.Pass) bool {
 		return false
 	}
 	for _, rel := range rels {
+		// A release namespace deleted by hand is made again, a record
+		// deleted or corrupted by hand written again by rendering again.
+		if c, err := s.Clients.GetClient(ctx, rel.Cluster); err == nil {
+			state, err := release.Repair(ctx, c, release.Kept{Name: rel.Name, Namespace: rel.Namespace, AppNamespace: rel.AppNamespace, Params: rel.Params, Revision: rel.Revision}, releaseOwner(s))
+			if err != nil {
+				ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Cannot repair the Helm release now; looked at again on the next pass", "release", rel.Name, "namespace", rel.Namespace, "error", err.Error())
+			} else if state.NeedsRecord() {
+				ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Rendering the version again: its Helm release record is "+state.String(), "release", rel.Name, "namespace", rel.Namespace, "revision", rel.Revision)
+				return true
+			}
+		}
 		b := r.boundary(s)
 		b.Namespace = rel.AppNamespace
 		p, err := r.Charts.Peek(ctx, hub, b, rel.Params, r.ClusterVersion.GitVersion)
@@ -306,4 +297,20 @@ func (r *Reconciler) chartInputsMoved(ctx context.Context, s *facts.Pass) bool {
 		}
 	}
 	return false
+}
+
+// endsWorkflow counts a failure no retry helps (release.Permanent) of
+// the Application's generation. It is tried again on the unhealthy
+// back-off, not the work queue's; from the release.MaxRetries-th on, the
+// workflow ends (workflowFailed, reason WorkflowFailed), as KubeVela's
+// does, and only a change or a re-sync renders it again.
+func (r *Reconciler) endsWorkflow(s *facts.Pass, err error) error {
+	n, ended := r.Charts.Failures.Ended(string(s.App.UID)+"/"+strconv.FormatInt(s.App.Generation, 10), err)
+	if he := (*release.Error)(nil); n > 0 && errors.As(err, &he) {
+		if ended {
+			return &facts.ReasonError{Reason: v1beta1.ReasonWorkflowFailed, Err: fmt.Errorf("%s (failed %d times, the workflow ends: fix it, then change the Application or wait for its re-sync)", err, n)}
+		}
+		return &facts.ReasonError{Reason: he.Reason, Err: fmt.Errorf("%s (failed %d times; the workflow ends after %d)", err, n, release.MaxRetries)}
+	}
+	return err
 }

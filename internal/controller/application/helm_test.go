@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v4/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -493,4 +494,171 @@ spec:
 		}
 		return nil
 	})
+}
+
+// A release `helm install` made under the component's name and the
+// Application's namespace (Helm's own SDK, as the CLI runs it), from
+// another chart, is taken over in place, as KubeVela does: its objects
+// become the Application's and carry its values, its records the
+// Application's, and its history continues (`helm history`: Helm's
+// revision 1 superseded, the Application's revision 2 deployed).
+func TestHelm_TakesOverAReleaseHelmInstalled(t *testing.T) {
+	repo := charttest.NewRepo()
+	defer repo.Close()
+	repo.Add(charttest.ConfigMapChart("demo", "1.0.0"))
+	ns := newNamespace(t)
+	installHelmchart(t, ns)
+	helm := charttest.NewHelm(t, testCfg, ns)
+	helm.Install("web", charttest.ConfigMapChart("theirs", "1.0.0"), map[string]any{"greeting": "from-helm"})
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, helmApp(fmt.Sprintf("{source: demo, repoURL: %q, version: 1.0.0}", repo.URL()), "{greeting: bonjour}"))
+	waitReady(t, ns, "web")
+	waitConfigMap(t, ns, "web-config", "greeting", "bonjour")
+	waitConfigMap(t, ns, "web-config", "chart", "demo-1.0.0")
+	for _, name := range []string{"web-config", "web-extra"} {
+		cm, err := getConfigMap(t, ns, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cm.Labels[v1beta1.LabelAppName] != "web" {
+			t.Errorf("%s is not the Application's after the take-over: %v", name, cm.Labels)
+		}
+	}
+	eventually(t, 15*time.Second, "helm history continued", func() error {
+		got := helm.History("web")
+		if got[1] != "superseded theirs-1.0.0" || got[2] != "deployed demo-1.0.0" || len(got) != 2 {
+			return fmt.Errorf("helm history = %v", got)
+		}
+		return nil
+	})
+}
+
+// A release record deleted or corrupted by hand is written again, and a
+// release namespace deleted by hand (createNamespace) is created again
+// with the chart's objects in it, on the next re-sync, as KubeVela
+// repairs both.
+func TestHelm_RecordAndNamespaceRepaired(t *testing.T) {
+	ctx := context.Background()
+	repo := charttest.NewRepo()
+	defer repo.Close()
+	repo.Add(charttest.ConfigMapChart("demo", "1.0.0"))
+	ns := newNamespace(t)
+	relNS := ns + "-rel"
+	installHelmchart(t, ns)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, helmApp(fmt.Sprintf("{source: demo, repoURL: %q, version: 1.0.0}", repo.URL()), "{greeting: hi}")+
+		"        release: {namespace: "+relNS+"}\n")
+	waitReady(t, ns, "web")
+	waitConfigMap(t, relNS, "web-config", "greeting", "hi")
+	waitHelmList(t, relNS, "web@demo-1.0.0", 1)
+	record := func() *corev1.Secret {
+		t.Helper()
+		var s corev1.Secret
+		if err := testClient.Get(ctx, client.ObjectKey{Namespace: relNS, Name: "sh.helm.release.v1.web.v1"}, &s); err != nil {
+			t.Fatal(err)
+		}
+		return &s
+	}
+
+	if err := testClient.Delete(ctx, record()); err != nil {
+		t.Fatal(err)
+	}
+	waitHelmList(t, relNS, "web@demo-1.0.0", 1)
+
+	broken := record()
+	broken.Data["release"] = []byte("garbage")
+	if err := testClient.Update(ctx, broken); err != nil {
+		t.Fatal(err)
+	}
+	waitHelmList(t, relNS, "web@demo-1.0.0", 1)
+
+	// The namespace deleted by hand. envtest runs no namespace
+	// controller: the test empties it and removes its finalizer, as that
+	// controller would.
+	cs, err := kubernetes.NewForConfig(testCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.CoreV1().Namespaces().Delete(ctx, relNS, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}} {
+		if err := testClient.DeleteAllOf(ctx, kind, client.InNamespace(relNS)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 15*time.Second, "namespace gone", func() error {
+		live, err := cs.CoreV1().Namespaces().Get(ctx, relNS, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if live.DeletionTimestamp == nil {
+			return nil // made again already
+		}
+		live.Spec.Finalizers = nil
+		if _, err := cs.CoreV1().Namespaces().Finalize(ctx, live, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		return fmt.Errorf("finalizing")
+	})
+	waitConfigMap(t, relNS, "web-config", "greeting", "hi")
+	waitHelmList(t, relNS, "web@demo-1.0.0", 1)
+}
+
+// A chart or version that does not exist, a required valuesFrom source
+// that is missing, values that are not YAML and a valuesFrom in another
+// namespace fail for good: after KubeVela's retries (release.MaxRetries)
+// the workflow ends, phase workflowFailed with the error in
+// status.workflow. A repository out of reach is transient: it stays
+// rendering and is retried.
+func TestHelm_PermanentFailureEndsTheWorkflow(t *testing.T) {
+	repo := charttest.NewRepo()
+	defer repo.Close()
+	repo.Add(charttest.ConfigMapChart("demo", "1.0.0"))
+	gone := charttest.NewRepo()
+	gone.Close()
+	ns := newNamespace(t)
+	other := newNamespace(t)
+	installHelmchart(t, ns)
+	createFromYAML(t, ns, "metadata: {name: not-yaml}\ndata:\n  values.yaml: \"greeting: [unclosed\"\n", &corev1.ConfigMap{})
+	createFromYAML(t, other, "metadata: {name: theirs}\ndata:\n  values.yaml: \"greeting: hi\"\n", &corev1.ConfigMap{})
+	startManager(t, testCfg, testOptions())
+	app := func(name, chart, more string) string {
+		return "metadata: {name: " + name + "}\nspec:\n  components:\n    - name: web\n      type: helmchart\n      properties:\n        chart: " + chart + "\n" + more
+	}
+	demo := fmt.Sprintf("{source: demo, repoURL: %q, version: 1.0.0}", repo.URL())
+	permanent := map[string]string{
+		"no-version":     app("no-version", fmt.Sprintf("{source: demo, repoURL: %q, version: 9.9.9}", repo.URL()), ""),
+		"no-chart":       app("no-chart", fmt.Sprintf("{source: nope, repoURL: %q}", repo.URL()), ""),
+		"no-values":      app("no-values", demo, "        valuesFrom: [{kind: ConfigMap, name: nope}]\n"),
+		"not-yaml":       app("not-yaml", demo, "        valuesFrom: [{kind: ConfigMap, name: not-yaml}]\n"),
+		"other-ns-value": app("other-ns-value", demo, "        valuesFrom: [{kind: ConfigMap, name: theirs, namespace: "+other+"}]\n"),
+	}
+	for _, doc := range permanent {
+		createApp(t, ns, doc)
+	}
+	createApp(t, ns, app("unreachable", fmt.Sprintf("{source: demo, repoURL: %q}", gone.URL()), ""))
+	for name := range permanent {
+		eventually(t, 90*time.Second, name+" workflowFailed", func() error {
+			a := getApp(t, ns, name)
+			if a.Status.Phase != v1beta1.ApplicationWorkflowFailed {
+				return fmt.Errorf("phase %q", a.Status.Phase)
+			}
+			w := a.Status.Workflow
+			if w == nil || w.Phase != v1beta1.WorkflowPhaseFailed || !strings.Contains(w.Message, "the workflow ends") || !strings.Contains(w.Message, `component "web"`) {
+				return fmt.Errorf("status.workflow %+v", w)
+			}
+			return nil
+		})
+	}
+	a := getApp(t, ns, "unreachable")
+	if a.Status.Phase != v1beta1.ApplicationRendering {
+		t.Errorf("an unreachable repository: phase %q, want rendering (retried)", a.Status.Phase)
+	}
+	if c := v1beta1.FindCondition(a.Status.Conditions, v1beta1.ConditionRendered); c == nil || c.Reason != "ChartFetchFailed" {
+		t.Errorf("an unreachable repository: Rendered %+v, want ChartFetchFailed", c)
+	}
 }

@@ -32,6 +32,8 @@ type Options struct {
 	RTDeleteOnlyTrigger  bool
 	CachedGVKs           []string
 	RevisionLimit        int
+	// ApplicationRevisions writes an ApplicationRevision per version (package apprev).
+	ApplicationRevisions bool
 	TrackerCompression   string
 	MinReconcileInterval time.Duration
 	DeletionTimeout      time.Duration
@@ -122,6 +124,7 @@ func NewOptions() Options {
 		SystemDefinitionNS:            "vela-system",
 		RTDeleteOnlyTrigger:           true,
 		RevisionLimit:                 10,
+		ApplicationRevisions:          true,
 		TrackerCompression:            string(v1beta1.CompressionZstd),
 		MinReconcileInterval:          10 * time.Second,
 		DeletionTimeout:               10 * time.Minute,

@@ -300,9 +300,9 @@ policies:
 	// Only the annotation changes, so the generation stays and Ready may
 	// still be beta's: poll for alpha's revision.
 	setSpec(t, ns, "app", spec, map[string]string{v1beta1.AnnotationPublishVersion: "alpha"})
-	eventually(t, 20*time.Second, "latestRevision app-alpha", func() error {
-		if rev := getApp(t, ns, "app").Status.LatestRevision; rev == nil || rev.Name != "app-alpha" {
-			return fmt.Errorf("latestRevision = %+v, want app-alpha", rev)
+	eventually(t, 20*time.Second, "latestRevision of alpha", func() error {
+		if rev := getApp(t, ns, "app").Status.LatestRevision; rev == nil || rev.RevisionHash != "alpha" {
+			return fmt.Errorf("latestRevision = %+v, want alpha's", rev)
 		}
 		return nil
 	})
@@ -312,13 +312,15 @@ policies:
 	}
 }
 
-// waitLatestRevision waits until the Application reports revision name as
-// its live version: a publishVersion change alone does not move the
-// generation, so Ready may still be the previous version's.
+// waitLatestRevision waits until the Application reports version name
+// (<app>-<publishVersion>) as its live version: a publishVersion change
+// alone does not move the generation, so Ready may still be the previous
+// version's. The status names the version's ApplicationRevision
+// (<app>-v<N>) and its publishVersion (revisionHash).
 func waitLatestRevision(t *testing.T, ns, app, name string) {
 	t.Helper()
 	eventually(t, 20*time.Second, "latestRevision "+name, func() error {
-		if rev := getApp(t, ns, app).Status.LatestRevision; rev == nil || rev.Name != name {
+		if rev := getApp(t, ns, app).Status.LatestRevision; rev == nil || app+"-"+rev.RevisionHash != name {
 			return fmt.Errorf("latestRevision = %+v, want %s", rev, name)
 		}
 		return nil
@@ -456,27 +458,6 @@ func waitUnsupportedPolicy(t *testing.T, ns, app, policyName, configMap string) 
 		t.Fatalf("the ConfigMap of a refused version was applied: %v", err)
 	}
 	return msg
-}
-
-// KubeVela's replication policy renders each selected component once per
-// key. Steward does not carry it out: the Application is refused, naming
-// the policy, instead of rendering one copy with an empty replicaKey.
-func TestPolicy_ReplicationIsRefusedNamingThePolicy(t *testing.T) {
-	ns := newNamespace(t)
-	startManager(t, testCfg, testOptions())
-	createApp(t, ns, "metadata: {name: rep}\nspec:"+indent(`
-components:
-  - {name: cfg, type: test-config, properties: {name: cfg, data: {v: one}}}
-policies:
-  - {name: per-region, type: replication, properties: {keys: [eu, us], selector: [cfg]}}
-workflow:
-  steps:
-    - {name: deploy, type: deploy, properties: {policies: [per-region]}}
-`))
-	msg := waitUnsupportedPolicy(t, ns, "rep", "per-region", "cfg")
-	if !strings.Contains(msg, "replicaKey") {
-		t.Errorf("condition message %q does not say what replication does", msg)
-	}
 }
 
 // An Application-scoped PolicyDefinition (KubeVela transforms the

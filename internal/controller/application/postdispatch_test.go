@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/controllertest"
 	"github.com/steward-oam/steward/internal/tracker"
 	"github.com/steward-oam/steward/internal/watch"
 )
@@ -164,6 +166,64 @@ spec:
 			if err != nil || after.UID != before.UID {
 				t.Fatalf("the trait's ConfigMap was deleted or re-created by the new version: %v", err)
 			}
+		})
+	}
+}
+
+// A garbage-collect rule that selects a PostDispatch trait (KubeVela's
+// webservice + expose with {traitTypes: [expose], strategy: onAppDelete})
+// keeps what the trait renders until the Application is deleted; the
+// trait still renders once its workload is healthy, its objects are
+// applied, and its status is not left waiting.
+func TestPostDispatch_TraitSelectedByAGarbageCollectRuleRenders(t *testing.T) {
+	for _, mode := range []string{watch.ModeTimer, watch.ModeWatch} {
+		t.Run(mode, func(t *testing.T) {
+			ns := newNamespace(t)
+			opts := testOptions()
+			opts.DriftDetection = mode
+			startManager(t, testCfg, opts)
+			controllertest.InstallBuiltinDefinitions(t, ns, "webservice", "expose")
+			createApp(t, ns, `
+metadata: {name: web}
+spec:
+  components:
+    - name: web
+      type: webservice
+      properties: {image: nginx, ports: [{port: 80}]}
+      traits:
+        - {type: expose, properties: {port: [80]}}
+  policies:
+    - name: keep-service
+      type: garbage-collect
+      properties:
+        rules:
+          - selector: {traitTypes: [expose]}
+            strategy: onAppDelete
+`)
+			eventually(t, 20*time.Second, "deployment web made ready", func() error {
+				dep, err := getDeployment(t, ns, "web")
+				if err != nil {
+					return err
+				}
+				dep.Status.ObservedGeneration = dep.Generation
+				dep.Status.Replicas, dep.Status.ReadyReplicas, dep.Status.UpdatedReplicas, dep.Status.AvailableReplicas = 1, 1, 1, 1
+				return testClient.Status().Update(context.Background(), dep)
+			})
+			eventually(t, 30*time.Second, "the trait's Service applied and the trait reported rendered", func() error {
+				svc := &corev1.Service{}
+				if err := testClient.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, svc); err != nil {
+					return err
+				}
+				for _, s := range getApp(t, ns, "web").Status.Services {
+					for _, tr := range s.Traits {
+						if tr.Type == "expose" && (tr.Pending || !tr.Healthy) {
+							return fmt.Errorf("trait status %+v", tr)
+						}
+					}
+				}
+				return nil
+			})
+			waitReady(t, ns, "web")
 		})
 	}
 }

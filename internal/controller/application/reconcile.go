@@ -9,9 +9,12 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/controller/application/apprev"
+	"github.com/steward-oam/steward/internal/controller/application/decisionlog"
 	"github.com/steward-oam/steward/internal/controller/application/facts"
 	"github.com/steward-oam/steward/internal/controller/application/memory"
 	"github.com/steward-oam/steward/internal/controller/application/status"
+	"github.com/steward-oam/steward/internal/controller/application/wake"
 	"github.com/steward-oam/steward/internal/helm/release"
 	"github.com/steward-oam/steward/internal/metrics"
 	"github.com/steward-oam/steward/internal/provider"
@@ -44,7 +47,9 @@ type Reconciler struct {
 	// means the hub only.
 	Registry *cluster.Registry
 	Trackers *tracker.Store
-	Renderer *render.Renderer
+	// Revisions keeps the ApplicationRevisions (uncached); nil keeps none.
+	Revisions *apprev.Keeper
+	Renderer  *render.Renderer
 	// StepProviders carry out the provider actions of custom workflow
 	// steps (vela/http, vela/email, vela/config, vela/util); vela/kube's
 	// are the controller's own.
@@ -100,6 +105,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 		return ctrl.Result{}, err
 	}
+	if want, frozen := wake.Frozen(app); frozen { // KubeVela's freeze: the annotation's change wakes it
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped: frozen for another controller", "controllerVersionRequire", want)
+		return ctrl.Result{}, nil
+	}
 	readFresh, err := r.adoptTrackers(ctx, app)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -130,6 +139,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}{
 		{nil, r.loadTrackers}, // reads the cache; protects and re-creates trackers
 		{stage(metrics.StageRender), r.renderAndRecord},
+		{nil, r.Revisions.Record}, // the live version's ApplicationRevision; its tracker names it
 		{nil, r.advanceWorkflow},
 		{keepStage, r.keepState},
 		{stage(metrics.StageHealth), r.evaluateHealth},
@@ -254,6 +264,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *facts.Pass) error {
 			"conditions", s.DroppedConditions)
 	}
 	r.events().Emit(s, before)
+	r.Revisions.Outcome(ctx, s, before)
 	if !s.Deleting {
 		r.recordSizes(s)
 	}

@@ -140,9 +140,9 @@ func TestLifecycle_RollbackByPublishVersionRestoresTheEarlierObjects(t *testing.
 	})
 	// Only the annotation changed, so the generation did not move and
 	// Ready may still be the beta pass's: wait for the status to name alpha.
-	eventually(t, 20*time.Second, "latestRevision web-alpha", func() error {
-		if rev := getApp(t, ns, "web").Status.LatestRevision; rev == nil || rev.Name != "web-alpha" {
-			return fmt.Errorf("latestRevision = %+v, want web-alpha", rev)
+	eventually(t, 20*time.Second, "latestRevision web-v1 (alpha)", func() error {
+		if rev := getApp(t, ns, "web").Status.LatestRevision; rev == nil || rev.Name != "web-v1" || rev.RevisionHash != "alpha" {
+			return fmt.Errorf("latestRevision = %+v, want web-v1, alpha's ApplicationRevision", rev)
 		}
 		return nil
 	})

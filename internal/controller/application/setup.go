@@ -8,7 +8,9 @@ import (
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/admission"
 	"github.com/steward-oam/steward/internal/cluster"
+	"github.com/steward-oam/steward/internal/controller/application/apprev"
 	"github.com/steward-oam/steward/internal/controller/definition"
+	resolve "github.com/steward-oam/steward/internal/definition"
 	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/egress"
 	"github.com/steward-oam/steward/internal/events"
@@ -144,6 +146,8 @@ func New(mgr manager.Manager, cfg *rest.Config, opts Options, m *metrics.Metrics
 		Registry: &registry,
 		Trackers: &tracker.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Indexed: true, Shard: opts.Sharding.Label(),
 			Compression: v1beta1.CompressionType(opts.TrackerCompression)},
+		Revisions: &apprev.Keeper{On: opts.ApplicationRevisions, Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Limit: opts.RevisionLimit,
+			Resolver: resolve.Resolver{Reader: mgr.GetClient(), SystemNamespace: opts.SystemDefinitionNS, NoRevisions: !opts.DefinitionRevisions}},
 		Renderer:      renderer,
 		StepProviders: provider.Defaults(provider.HTTPOptions{Egress: policy}),
 		StepJobs:      stepJobs,

@@ -70,23 +70,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // the re-sync period. Applications that rendered fine keep the version they
 // rendered until their spec changes, as in KubeVela.
 func (r *Reconciler) applicationsWaitingFor(ctx context.Context, def client.Object) []reconcile.Request {
-	var apps v1beta1.ApplicationList
-	var opts []client.ListOption
-	if def.GetNamespace() != r.Options.SystemDefinitionNS {
-		opts = append(opts, client.InNamespace(def.GetNamespace()))
-	}
-	if err := r.Client.List(ctx, &apps, opts...); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Failed to list applications for a changed definition")
-		return nil
-	}
-	var out []reconcile.Request
-	for i := range apps.Items {
-		app := &apps.Items[i]
-		if v1beta1.IsConditionFalse(app.Status.Conditions, v1beta1.ConditionRendered) {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(app)})
-		}
-	}
-	return out
+	return r.applicationsOf(ctx, def, func(app *v1beta1.Application) bool {
+		return v1beta1.IsConditionFalse(app.Status.Conditions, v1beta1.ConditionRendered)
+	})
 }
 
 // applicationsUsingStep maps a changed WorkflowStepDefinition to the
@@ -100,20 +86,26 @@ func (r *Reconciler) applicationsUsingStep(ctx context.Context, def client.Objec
 	if v1beta1.IsNativeWorkflowStep(def.GetName()) {
 		return nil
 	}
+	return r.applicationsOf(ctx, def, func(app *v1beta1.Application) bool { return wake.UsesStepType(app, def.GetName()) })
+}
+
+// applicationsOf lists the Applications a changed definition can reach
+// (its namespace's, or every namespace's for the system namespace) that
+// match.
+func (r *Reconciler) applicationsOf(ctx context.Context, def client.Object, match func(*v1beta1.Application) bool) []reconcile.Request {
 	var apps v1beta1.ApplicationList
 	var opts []client.ListOption
 	if def.GetNamespace() != r.Options.SystemDefinitionNS {
 		opts = append(opts, client.InNamespace(def.GetNamespace()))
 	}
 	if err := r.Client.List(ctx, &apps, opts...); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Failed to list applications for a changed workflow step definition")
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list applications for a changed definition", "definition", def.GetName())
 		return nil
 	}
 	var out []reconcile.Request
 	for i := range apps.Items {
-		app := &apps.Items[i]
-		if wake.UsesStepType(app, def.GetName()) {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(app)})
+		if match(&apps.Items[i]) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&apps.Items[i])})
 		}
 	}
 	return out

@@ -28,7 +28,9 @@ const decisionLevel = 1
 const IndexPinnedRevisions = "steward.pinnedRevisions"
 
 // IndexAutoUpdate indexes the Applications annotated app.oam.dev/autoUpdate
-// by the definitions they use without pinning: "<DefinitionType>/<name>".
+// by the definitions they use: "<DefinitionType>/<name>", a pinned type
+// (webservice@v1.2) by its definition, whose new revisions may be in its
+// range.
 const IndexAutoUpdate = "steward.autoUpdateDefinitions"
 
 // appTypes calls f with every definition type app names, and its kind.
@@ -76,8 +78,8 @@ func AutoUpdateKeys(obj client.Object) []string {
 	}
 	var out []string
 	appTypes(app, func(t v1beta1.DefinitionType, typ string) {
-		if _, _, pinned := definition.Pin(typ); !pinned && typ != "" {
-			out = append(out, string(t)+"/"+typ)
+		if name, _, _ := definition.Pin(typ); name != "" {
+			out = append(out, string(t)+"/"+name)
 		}
 	})
 	slices.Sort(out)

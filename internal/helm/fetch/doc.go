@@ -41,10 +41,16 @@
 //     tenant's fetch.
 //   - Errors name the source (never its credentials): unreachable, no
 //     matching version, 401/403 refused, too large, not a chart.
+//     IsPermanent tells the ones trying again does not change (the
+//     source answered: no such chart, version or tag, credentials
+//     refused, not a chart, too large; or the source is malformed) from
+//     the transient ones (unreachable, timeouts, 5xx, 429, a digest
+//     that does not match the index yet).
 //
 // Files:
 //
 //	auth.go    Auth and AuthFromSecret: a Secret's credentials in KubeVela's shapes, sent to the repository's host only
+//	errors.go  IsPermanent: the failures no retry changes, told from the transient ones
 //	fetch.go   Fetcher, Options and Fetched: the resolution and archive caches, singleflight, bounded downloads
 //	oci.go     oci:// charts pulled with oras-go: tags, ranges, manifests and layers checked by digest
 //	source.go  Source, Kind and TTL: where a chart comes from and how long a resolution is kept

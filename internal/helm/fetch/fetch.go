@@ -323,7 +323,7 @@ func (f *Fetcher) fetch(ctx context.Context, src Source, auth *Auth) (*Fetched, 
 		return fetched(data, "", ""), nil
 	}
 	if src.RepoURL == "" {
-		return nil, errors.New("chart.repoURL is empty: a chart given by name needs its repository")
+		return nil, permanent(errors.New("chart.repoURL is empty: a chart given by name needs its repository"))
 	}
 	c, err := f.httpClient(auth)
 	if err != nil {
@@ -345,10 +345,10 @@ func (f *Fetcher) fetch(ctx context.Context, src Source, auth *Auth) (*Fetched, 
 	}
 	cv, err := idx.Get(src.Chart, version)
 	if err != nil {
-		return nil, fmt.Errorf("no version matches %q in the repository: %w", src.Version, err)
+		return nil, permanent(fmt.Errorf("no version matches %q in the repository: %w", src.Version, err))
 	}
 	if len(cv.URLs) == 0 {
-		return nil, fmt.Errorf("%s %s has no URL in the repository's index", cv.Name, cv.Version)
+		return nil, permanent(fmt.Errorf("%s %s has no URL in the repository's index", cv.Name, cv.Version))
 	}
 	u, err := repo.ResolveReferenceURL(base, cv.URLs[0])
 	if err != nil {
@@ -388,7 +388,7 @@ func fetched(data []byte, name, version string) *Fetched {
 func (f *Fetcher) httpClient(auth *Auth) (*http.Client, error) {
 	cfg, err := auth.tlsConfig()
 	if err != nil {
-		return nil, err
+		return nil, permanent(err)
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = http.ProxyFromEnvironment
@@ -424,7 +424,7 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 func (f *Fetcher) get(ctx context.Context, c *http.Client, u string, auth *Auth, limit int64) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, err
+		return nil, permanent(err)
 	}
 	if auth != nil {
 		switch {
@@ -444,10 +444,13 @@ func (f *Fetcher) get(ctx context.Context, c *http.Client, u string, auth *Auth,
 		if res.StatusCode == http.StatusUnauthorized || res.StatusCode == http.StatusForbidden {
 			msg += " (the credentials were refused, or none were given)"
 		}
+		if permanentStatus(res.StatusCode) {
+			return nil, permanent(errors.New(msg))
+		}
 		return nil, errors.New(msg)
 	}
 	if res.ContentLength > limit {
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d allowed", redact(u), res.ContentLength, limit)
+		return nil, permanent(fmt.Errorf("%s is %d bytes, more than the %d allowed", redact(u), res.ContentLength, limit))
 	}
 	var buf bytes.Buffer
 	n, err := io.Copy(&buf, io.LimitReader(res.Body, limit+1))
@@ -455,7 +458,7 @@ func (f *Fetcher) get(ctx context.Context, c *http.Client, u string, auth *Auth,
 		return nil, fmt.Errorf("reading %s: %w", redact(u), err)
 	}
 	if n > limit {
-		return nil, fmt.Errorf("%s is more than the %d bytes allowed", redact(u), limit)
+		return nil, permanent(fmt.Errorf("%s is more than the %d bytes allowed", redact(u), limit))
 	}
 	return buf.Bytes(), nil
 }

@@ -31,11 +31,11 @@ const (
 func (f *Fetcher) fetchOCI(ctx context.Context, src Source, a *Auth) (*Fetched, error) {
 	ref := strings.TrimPrefix(src.Chart, "oci://")
 	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
-		return nil, errors.New("give the tag as chart.version, not in the reference")
+		return nil, permanent(errors.New("give the tag as chart.version, not in the reference"))
 	}
 	repository, err := remote.NewRepository(ref)
 	if err != nil {
-		return nil, fmt.Errorf("not an OCI reference: %w", err)
+		return nil, permanent(fmt.Errorf("not an OCI reference: %w", err))
 	}
 	hc, err := f.httpClient(a)
 	if err != nil {
@@ -53,18 +53,18 @@ func (f *Fetcher) fetchOCI(ctx context.Context, src Source, a *Auth) (*Fetched, 
 	}
 	desc, err := repository.Resolve(ctx, tag)
 	if err != nil {
-		return nil, fmt.Errorf("tag %s: %w", tag, err)
+		return nil, classifyOCI(fmt.Errorf("tag %s: %w", tag, err))
 	}
 	if desc.Size > maxManifestBytes {
-		return nil, fmt.Errorf("the manifest of %s is %d bytes", tag, desc.Size)
+		return nil, permanent(fmt.Errorf("the manifest of %s is %d bytes", tag, desc.Size))
 	}
 	raw, err := fetchAll(ctx, repository, desc, maxManifestBytes)
 	if err != nil {
-		return nil, fmt.Errorf("the manifest of %s: %w", tag, err)
+		return nil, classifyOCI(fmt.Errorf("the manifest of %s: %w", tag, err))
 	}
 	var m ocispec.Manifest
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("the manifest of %s does not parse: %w", tag, err)
+		return nil, permanent(fmt.Errorf("the manifest of %s does not parse: %w", tag, err))
 	}
 	for _, layer := range m.Layers {
 		if layer.MediaType != chartLayerMediaType && layer.MediaType != legacyChartLayerMediaType {
@@ -75,15 +75,15 @@ func (f *Fetcher) fetchOCI(ctx context.Context, src Source, a *Auth) (*Fetched, 
 			return fetched(data, name, tag), nil
 		}
 		if layer.Size > f.o.MaxChartBytes {
-			return nil, fmt.Errorf("the chart of %s is %d bytes, more than the %d allowed", tag, layer.Size, f.o.MaxChartBytes)
+			return nil, permanent(fmt.Errorf("the chart of %s is %d bytes, more than the %d allowed", tag, layer.Size, f.o.MaxChartBytes))
 		}
 		data, err := fetchAll(ctx, repository, layer, f.o.MaxChartBytes)
 		if err != nil {
-			return nil, fmt.Errorf("the chart of %s: %w", tag, err)
+			return nil, classifyOCI(fmt.Errorf("the chart of %s: %w", tag, err))
 		}
 		return fetched(data, name, tag), nil
 	}
-	return nil, fmt.Errorf("%s:%s is not a Helm chart (no layer of type %s)", ref, tag, chartLayerMediaType)
+	return nil, permanent(fmt.Errorf("%s:%s is not a Helm chart (no layer of type %s)", ref, tag, chartLayerMediaType))
 }
 
 // resolveTag is version as a tag: itself when exact, else the highest
@@ -98,7 +98,7 @@ func resolveTag(ctx context.Context, r *remote.Repository, version string) (stri
 	if version != "" && !strings.EqualFold(version, "latest") {
 		c, err := semver.NewConstraint(version)
 		if err != nil {
-			return "", fmt.Errorf("version %q is neither a tag nor a range: %w", version, err)
+			return "", permanent(fmt.Errorf("version %q is neither a tag nor a range: %w", version, err))
 		}
 		constraint = c
 	}
@@ -117,10 +117,10 @@ func resolveTag(ctx context.Context, r *remote.Repository, version string) (stri
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("listing tags: %w", err)
+		return "", classifyOCI(fmt.Errorf("listing tags: %w", err))
 	}
 	if best == nil {
-		return "", fmt.Errorf("no tag matches %q", version)
+		return "", permanent(fmt.Errorf("no tag matches %q", version))
 	}
 	return bestTag, nil
 }

@@ -36,6 +36,9 @@ type Error struct {
 	Reason string
 	Source string
 	Err    error
+	// Permanent says trying again does not help until the Application or
+	// what it names changes: see Permanent.
+	Permanent bool
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("chart %s: %v", e.Source, e.Err) }
@@ -71,6 +74,10 @@ type Provider struct {
 	// Local lets a chart source be a path on this machine: a .tgz or a
 	// chart directory (the CLI's offline render). Never in the controller.
 	Local bool
+	// Failures counts each render's permanent failures in a row, for the
+	// controller to end the workflow after MaxRetries (the zero value is
+	// ready).
+	Failures Failures
 
 	mu       sync.Mutex
 	inflight map[string]*download
@@ -104,11 +111,13 @@ func (p *Provider) Peek(ctx context.Context, r client.Reader, b boundary.Boundar
 func (p *Provider) prepare(ctx context.Context, r client.Reader, b boundary.Boundary, raw json.RawMessage, kubeVersion string, wait time.Duration) (*Prepared, error) {
 	params, err := ParseParams(raw)
 	if err != nil {
-		return nil, &Error{Reason: ReasonValuesFailed, Source: "?", Err: err}
+		return nil, &Error{Reason: ReasonValuesFailed, Source: "?", Err: err, Permanent: true}
 	}
 	src := params.Source()
+	// fail is a permanent failure unless the API server failed or refused
+	// a read (see transientRead).
 	fail := func(reason string, err error) error {
-		return &Error{Reason: reason, Source: src.String(), Err: err}
+		return &Error{Reason: reason, Source: src.String(), Err: err, Permanent: !transientRead(err)}
 	}
 	appNamespace := b.Namespace
 	releaseNS := params.ReleaseNamespace(appNamespace)
@@ -155,7 +164,7 @@ func (p *Provider) prepare(ctx context.Context, r client.Reader, b boundary.Boun
 	switch {
 	case p.Local && isLocal(src.Chart):
 		if got, err = localChart(src.Chart); err != nil {
-			return nil, fail(ReasonFetchFailed, err)
+			return nil, &Error{Reason: ReasonFetchFailed, Source: src.String(), Err: err, Permanent: true}
 		}
 	case p.Fetcher == nil:
 		return nil, fail(ReasonFetchFailed, errors.New("no chart is fetched here: give a local .tgz or chart directory as chart.source"))
@@ -263,7 +272,7 @@ func (p *Provider) fetch(ctx context.Context, src fetch.Source, auth *fetch.Auth
 	select {
 	case <-f.done:
 		if f.err != nil {
-			return nil, &Error{Reason: ReasonFetchFailed, Source: src.String(), Err: f.err}
+			return nil, &Error{Reason: ReasonFetchFailed, Source: src.String(), Err: f.err, Permanent: fetch.IsPermanent(f.err)}
 		}
 		return f.res, nil
 	case <-timer.C:

@@ -22,6 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/boundary"
+	"github.com/steward-oam/steward/internal/helm/chart"
 )
 
 // Helm's release records are Secrets of this type, named
@@ -50,14 +52,31 @@ type Input struct {
 	// Their v1beta1.LabelAppName and LabelAppNamespace say whose records
 	// of the name are Steward's for this Application: see owns.
 	Labels map[string]string
+	// Boundary is the Application's: a release `helm install` made is
+	// taken over only inside it (see adopt).
+	Boundary boundary.Boundary
+}
+
+// Input is the revision to record of what p prepared, whose chart
+// rendered manifest, with the Application's labels and boundary.
+func (p *Prepared) Input(manifest string, labels map[string]string, b boundary.Boundary) (Input, error) {
+	md, err := chart.Metadata(p.Action.Archive)
+	if err != nil {
+		return Input{}, err
+	}
+	var values map[string]any
+	if err := json.Unmarshal(p.Action.Values, &values); err != nil {
+		return Input{}, err
+	}
+	return Input{Name: p.Release, Namespace: p.Namespace, Chart: md, Values: values, Manifest: manifest,
+		Fingerprint: p.Fingerprint, MaxHistory: p.MaxHistory, Labels: labels, Boundary: b}, nil
 }
 
 // ErrForeignRelease is returned (wrapped, naming the release) by Record
-// when the newest record of a release was not written by Steward for this
-// Application: a `helm install` of the same name, or another
-// Application's release. Steward then writes no record and leaves theirs
-// alone.
-var ErrForeignRelease = errors.New("a release of that name was installed by someone else; Steward writes no record of it and leaves theirs alone")
+// when the newest record of a release was written for another
+// Application. Steward then writes no record and leaves theirs alone. (A
+// release `helm install` made is taken over instead: see adopt.)
+var ErrForeignRelease = errors.New("a release of that name belongs to another Application; Steward writes no record of it and leaves theirs alone")
 
 // owns reports whether s is a record Steward wrote for the Application
 // that owner's labels name: it carries the same app.oam.dev/name and
@@ -106,25 +125,54 @@ func version(s corev1.Secret) int {
 // pending-upgrade, unless the newest already has in's fingerprint. It
 // returns the revision that stands for in.
 //
-// Only records owned by in.Labels' Application (see owns) are Steward's:
-// when the newest record of the name is anyone else's, Record returns
-// ErrForeignRelease and writes, prunes and bumps nothing; MaxHistory
+// Only records owned by in.Labels' Application (see owns) are Steward's.
+// When the newest record of the name is one `helm install` wrote (no
+// Application's labels), the release is taken over (adopt, inside
+// in.Boundary) and its history continues, whatever chart it was made
+// from; so are the objects Helm made for it that the chart renders now
+// (AdoptObjects, from in.Manifest). When it is another Application's,
+// Record returns
+// ErrForeignRelease and writes, prunes and bumps nothing. MaxHistory
 // prunes only the Application's own records.
+//
+// A newest record of in's fingerprint that no longer decodes (edited by
+// hand) is written again in place; one deleted by hand is written again
+// as the next revision of what is left (see Check).
 func Record(ctx context.Context, c client.Client, in Input) (int, error) {
 	history, err := History(ctx, c, in.Name, in.Namespace)
 	if err != nil {
 		return 0, err
 	}
 	rev := 1
+	var corrupt *corev1.Secret
 	if n := len(history); n > 0 {
 		last := history[n-1]
 		if !owns(last, in.Labels) {
-			return 0, foreignRelease(in.Name, in.Namespace)
+			if !unclaimed(last) {
+				return 0, foreignRelease(in.Name, in.Namespace)
+			}
+			if history, err = adopt(ctx, c, in.Boundary, in.Name, in.Namespace, history, in.Labels); err != nil {
+				return 0, err
+			}
+			last = history[n-1]
 		}
-		if last.Labels[labelFingerprint] == in.Fingerprint {
-			return version(last), nil
+		if tookOver(history) && in.Manifest != "" {
+			objs, err := ManifestObjects(in.Manifest)
+			if err == nil {
+				_, err = AdoptObjects(ctx, c, in.Boundary, in.Name, in.Namespace, objs, in.Labels)
+			}
+			if err != nil {
+				return 0, err
+			}
 		}
 		rev = version(last) + 1
+		if last.Labels[labelFingerprint] == in.Fingerprint {
+			if intact(last, in.Name, version(last)) {
+				return version(last), nil
+			}
+			rev, corrupt = version(last), &last
+			history = history[:n-1]
+		}
 	}
 	now := time.Now()
 	status, desc := rcommon.StatusPendingInstall, "Install complete"
@@ -152,6 +200,15 @@ func Record(ctx context.Context, c client.Client, in Input) (int, error) {
 	}
 	sec.Labels[labelFingerprint] = in.Fingerprint
 	sec.Labels["createdAt"] = strconv.FormatInt(now.Unix(), 10)
+	if corrupt != nil {
+		// The record of this revision no longer decodes: its body and
+		// labels are written again over it.
+		corrupt.Labels, corrupt.Data = sec.Labels, sec.Data
+		if err := c.Update(ctx, corrupt); err != nil {
+			return 0, fmt.Errorf("writing release record %s again: %w", sec.Name, err)
+		}
+		return rev, nil
+	}
 	if err := c.Create(ctx, sec); apierrors.IsAlreadyExists(err) {
 		// Written since History was read: by a reconcile of ours, fine;
 		// by anyone else (or a Secret that is no release record), theirs.
@@ -161,6 +218,14 @@ func Record(ctx context.Context, c client.Client, in Input) (int, error) {
 		}
 		if string(got.Type) != releaseType || !owns(got, in.Labels) {
 			return 0, foreignRelease(in.Name, in.Namespace)
+		}
+		if !intact(got, in.Name, rev) {
+			// Ours, but its Helm labels (which History lists by) or its
+			// body were edited by hand: written again.
+			got.Labels, got.Data = sec.Labels, sec.Data
+			if err := c.Update(ctx, &got); err != nil {
+				return 0, fmt.Errorf("writing release record %s again: %w", sec.Name, err)
+			}
 		}
 	} else if err != nil {
 		return 0, err

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-oam/steward/internal/controller/controllertest"
 )
 
 func TestMerge_MapsMergeOthersReplaceNullKept(t *testing.T) {
@@ -29,28 +32,30 @@ func TestMerge_MapsMergeOthersReplaceNullKept(t *testing.T) {
 // outside the release's and the Application's namespaces is refused, a
 // missing one fails unless optional, binaryData is not read.
 func TestValues_OrderNamespacesAndOptional(t *testing.T) {
-	objs := []corev1.ConfigMap{
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "base"}, Data: map[string]string{"values.yaml": "a: {x: 1, z: 1}\nlist: [1, 2]\n"}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "bin"}, BinaryData: map[string][]byte{"values.yaml": []byte("a: 1")}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "theirs"}, Data: map[string]string{"values.yaml": "a: 1"}},
+	ctx := context.Background()
+	c := controllertest.Client(t)
+	app, other, rel := controllertest.NewNamespace(t), controllertest.NewNamespace(t), controllertest.NewNamespace(t)
+	for _, obj := range []client.Object{
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: app, Name: "base"}, Data: map[string]string{"values.yaml": "a: {x: 1, z: 1}\nlist: [1, 2]\n"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: app, Name: "bin"}, BinaryData: map[string][]byte{"values.yaml": []byte("a: 1")}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "theirs"}, Data: map[string]string{"values.yaml": "a: 1"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: rel, Name: "pw"}, Data: map[string][]byte{"custom": []byte("a: {z: 2}\npassword: s3cret\n")}},
+	} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
 	}
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "rel", Name: "pw"}, Data: map[string][]byte{"custom": []byte("a: {z: 2}\npassword: s3cret\n")}}
-	b := fake.NewClientBuilder().WithObjects(sec)
-	for i := range objs {
-		b = b.WithObjects(&objs[i])
-	}
-	c := b.Build()
+	in := strings.NewReplacer(`"app"`, strconv.Quote(app), `"other"`, strconv.Quote(other), `"rel"`, strconv.Quote(rel))
 	params := func(raw string) *Params {
-		p, err := ParseParams(json.RawMessage(raw))
+		p, err := ParseParams(json.RawMessage(in.Replace(raw)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	ctx := context.Background()
 	got, err := Values(ctx, c, params(`{"chart":{"source":"x"},"release":{"namespace":"rel"},
 		"valuesFrom":[{"kind":"ConfigMap","name":"base","namespace":"app"},{"kind":"Secret","name":"pw","key":"custom"},{"kind":"ConfigMap","name":"absent","optional":true}],
-		"values":{"a":{"x":9},"list":[3]}}`), "app")
+		"values":{"a":{"x":9},"list":[3]}}`), app)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +70,7 @@ func TestValues_OrderNamespacesAndOptional(t *testing.T) {
 		"not found":         `{"chart":{"source":"x"},"valuesFrom":[{"kind":"ConfigMap","name":"absent"}]}`,
 		"binaryData":        `{"chart":{"source":"x"},"valuesFrom":[{"kind":"ConfigMap","name":"bin"}]}`,
 	} {
-		if _, err := Values(ctx, c, params(p), "app"); err == nil {
+		if _, err := Values(ctx, c, params(p), app); err == nil {
 			t.Errorf("%s: no error", what)
 		} else if !strings.Contains(err.Error(), "valuesFrom[0]") {
 			t.Errorf("%s: %v does not name the source", what, err)

@@ -320,7 +320,7 @@ func WorkflowRefusal(s *Pass) error {
 	if s.FlowErr != nil {
 		return s.FlowErr
 	}
-	if s.RenderErr != nil && ReasonOf(s.RenderErr, "") == v1beta1.ReasonUnsupportedWorkflow {
+	if r := ReasonOf(s.RenderErr, ""); s.RenderErr != nil && (r == v1beta1.ReasonUnsupportedWorkflow || r == v1beta1.ReasonWorkflowFailed) {
 		return s.RenderErr
 	}
 	if errors.As(s.RenderErr, new(*workflow.MissingDefinitionError)) {

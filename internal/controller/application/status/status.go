@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/apprevision"
 	"github.com/steward-oam/steward/internal/controller/application/facts"
 	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -220,8 +221,10 @@ func PhaseOf(conds []v1beta1.Condition) v1beta1.ApplicationPhase {
 	case v1beta1.IsConditionTrue(conds, v1beta1.ConditionReady):
 		return v1beta1.ApplicationRunning
 	case v1beta1.IsConditionFalse(conds, v1beta1.ConditionRendered):
-		if v1beta1.FindCondition(conds, v1beta1.ConditionRendered).Reason == v1beta1.ReasonUnsupportedWorkflow {
-			// The components render; the workflow cannot run.
+		switch v1beta1.FindCondition(conds, v1beta1.ConditionRendered).Reason {
+		case v1beta1.ReasonUnsupportedWorkflow, v1beta1.ReasonWorkflowFailed:
+			// The components render but the workflow cannot run, or a
+			// render failed permanently (a Helm chart) and the workflow ended.
 			return v1beta1.ApplicationWorkflowFailed
 		}
 		return v1beta1.ApplicationRendering
@@ -320,11 +323,16 @@ func servicesAndResources(s *facts.Pass) ([]v1beta1.ApplicationComponentStatus, 
 	return services, refs
 }
 
-// LiveRevision names the version a tracker holds: "<app>-<publishVersion>"
+// LiveRevision names the version a tracker holds: its ApplicationRevision
+// (the tracker's app.oam.dev/appRevision label), else "<app>-<publishVersion>"
 // for a published version, else "<app>-v<generation>".
 func LiveRevision(app *v1beta1.Application, rt *v1beta1.ResourceTracker) *v1beta1.Revision {
 	pv := rt.Annotations[v1beta1.AnnotationPublishVersion]
 	gen := rt.Spec.ApplicationGeneration
+	if n, ok := apprevision.NumberOf(rt.Labels[v1beta1.LabelAppRevision]); ok {
+		// The version's ApplicationRevision (package apprev) names it.
+		return &v1beta1.Revision{Name: rt.Labels[v1beta1.LabelAppRevision], Revision: n, RevisionHash: pv}
+	}
 	return &v1beta1.Revision{Name: delivery.RevisionNameOf(app.Name, pv, gen), Revision: gen, RevisionHash: pv}
 }
 

@@ -197,6 +197,10 @@ func TestStatus_PhaseOf(t *testing.T) {
 	if got := PhaseOf([]v1beta1.Condition{c(v1beta1.ConditionRendered, metav1.ConditionFalse, v1beta1.ReasonUnsupportedWorkflow)}); got != v1beta1.ApplicationWorkflowFailed {
 		t.Errorf("a workflow that cannot run: %q", got)
 	}
+	// A render that failed for good (a Helm chart, after its retries) ended the workflow.
+	if got := PhaseOf([]v1beta1.Condition{c(v1beta1.ConditionRendered, metav1.ConditionFalse, v1beta1.ReasonWorkflowFailed)}); got != v1beta1.ApplicationWorkflowFailed {
+		t.Errorf("a render that ended the workflow: %q", got)
+	}
 	if got := PhaseOf([]v1beta1.Condition{c(v1beta1.ConditionDispatched, metav1.ConditionFalse, v1beta1.ReasonWorkflowRunning)}); got != v1beta1.ApplicationRunningWorkflow {
 		t.Errorf("a running workflow: %q", got)
 	}

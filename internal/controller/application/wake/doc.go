@@ -1,7 +1,8 @@
 // Package wake decides what wakes an Application: which events of its own
 // kinds enqueue it (predicates and map functions, given to the manager by
 // the reconciler's SetupWithManager) and how long it sleeps after a pass
-// (its re-sync interval, jitter, the unhealthy back-off).
+// (its re-sync interval, jitter, the unhealthy back-off), and when it is
+// not reconciled at all (frozen for another controller).
 //
 // Usage:
 //
@@ -13,4 +14,5 @@
 //
 //	events.go   the predicates and map functions of the Application's watches
 //	interval.go the re-sync interval (annotation app.oam.dev/reconcile-interval), jitter, the unhealthy back-off
+//	freeze.go   KubeVela's freeze (annotation app.oam.dev/controller-version-require): an Application left alone
 package wake

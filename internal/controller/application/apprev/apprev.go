@@ -1,0 +1,300 @@
+package apprev
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/apprevision"
+	"github.com/steward-oam/steward/internal/controller/application/decisionlog"
+	"github.com/steward-oam/steward/internal/controller/application/facts"
+	"github.com/steward-oam/steward/internal/definition"
+	"github.com/steward-oam/steward/internal/delivery"
+)
+
+// +kubebuilder:rbac:groups=core.oam.dev,resources=applicationrevisions,verbs=get;list;create;update;patch;delete
+// +kubebuilder:rbac:groups=core.oam.dev,resources=applicationrevisions/status,verbs=get;update;patch
+
+// Keeper writes an Application's ApplicationRevisions for the
+// reconciler's passes. It never caches them: Reader is the API server.
+type Keeper struct {
+	// On is --application-revisions; off, every method does nothing.
+	On bool
+	// Client writes revisions and labels trackers; Reader lists and reads
+	// revisions (uncached).
+	Client client.Client
+	Reader client.Reader
+	// Resolver finds the definitions a revision records.
+	Resolver definition.Resolver
+	// Limit is --application-revision-limit.
+	Limit int
+}
+
+// revisionCompression is how ApplicationRevisions are stored: gzip came
+// out smaller than zstd for them (docs/benchmarks.md), and KubeVela's
+// clients decode both.
+const revisionCompression = v1beta1.CompressionGzip
+
+// Record gives the live version its ApplicationRevision (KubeVela's
+// record of a version, what `vela revision list`, `live-diff` and
+// `workflow rollback` read) and labels the version's tracker with its
+// name (app.oam.dev/appRevision), which status.latestRevision then
+// names. It costs no request while the live version stays the one the
+// status names. A new live revision takes the definitions; the one it
+// supersedes drops them (apprevision.Thin), and revisions past the limit
+// go, oldest first, never the live one.
+func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
+	if k == nil || !k.On || s.Current == nil || s.Deleting {
+		return nil
+	}
+	name := s.Current.Labels[v1beta1.LabelAppRevision]
+	if name != "" && !s.RolledBack && s.App.Status.LatestRevision != nil && s.App.Status.LatestRevision.Name == name {
+		return nil
+	}
+	revs, err := k.list(ctx, s.App)
+	if err != nil {
+		s.SetRetry(err)
+		return nil
+	}
+	if name == "" {
+		name = k.revisionNameFor(s, revs)
+		if err := k.labelTracker(ctx, s, name); err != nil {
+			s.SetRetry(err)
+			return nil
+		}
+	}
+	defs, err := k.definitions(ctx, s.App)
+	if err != nil {
+		s.SetRetry(err)
+		return nil
+	}
+	live := findRevision(revs, name)
+	if live == nil {
+		n, _ := apprevision.NumberOf(name)
+		rev, err := apprevision.Build(s.App, defs, n)
+		if err == nil {
+			rev.Name = name
+			err = apprevision.Encode(rev, revisionCompression)
+		}
+		if err == nil {
+			err = k.Client.Create(ctx, rev)
+		}
+		switch {
+		case apierrors.IsAlreadyExists(err):
+			// Written meanwhile (a pass that did not get to label the
+			// status): it is the version's.
+			ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped: the application revision exists", "applicationRevision", name)
+		case err != nil:
+			s.SetRetry(fmt.Errorf("writing application revision %s: %w", name, err))
+			return nil
+		default:
+			ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Created an application revision", "applicationRevision", name)
+			revs = append(revs, *rev)
+		}
+	} else if changed, err := apprevision.Refill(live, defs, revisionCompression); err != nil || changed {
+		if err == nil {
+			err = k.Client.Update(ctx, live)
+		}
+		if err != nil {
+			s.SetRetry(fmt.Errorf("writing application revision %s: %w", name, err))
+			return nil
+		}
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Recorded the definitions in the application revision live again", "applicationRevision", name)
+	}
+	if prev := s.App.Status.LatestRevision; prev != nil && prev.Name != name {
+		if old := findRevision(revs, prev.Name); old != nil {
+			if changed, err := apprevision.Thin(old, revisionCompression); err != nil || changed {
+				if err == nil {
+					err = k.Client.Update(ctx, old)
+				}
+				if err != nil && !apierrors.IsNotFound(err) {
+					s.SetRetry(fmt.Errorf("writing application revision %s: %w", old.Name, err))
+				} else if err == nil {
+					ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Dropped the definitions from a superseded application revision", "applicationRevision", old.Name)
+				}
+			}
+		}
+	}
+	for _, n := range apprevision.Beyond(revs, map[string]bool{name: true}, k.limit(s)) {
+		old := findRevision(revs, n)
+		if err := k.Client.Delete(ctx, old); err != nil && !apierrors.IsNotFound(err) {
+			s.SetRetry(fmt.Errorf("deleting application revision %s: %w", n, err))
+			continue
+		}
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Deleted an application revision past the limit", "applicationRevision", n, "reason", "RevisionLimit")
+	}
+	return nil
+}
+
+// revisionNameFor names the live version's revision: the revision of its
+// publishVersion that no other tracker names (`vela up --revision` writes
+// one before Steward sees the version), else the next number, and for an
+// Application without publishVersion at least its generation, so that the
+// revision's name is the one its objects are labelled with.
+func (k *Keeper) revisionNameFor(s *facts.Pass, revs []v1beta1.ApplicationRevision) string {
+	// An older tracker claims a revision only while the revision is of its
+	// version: `vela workflow rollback` deletes the revisions after the one
+	// it goes back to, and `vela up --revision` then writes one under a
+	// name such a tracker still carries.
+	claimed := map[string]bool{}
+	for _, o := range s.Older {
+		if n := o.Labels[v1beta1.LabelAppRevision]; n != "" {
+			if rev := findRevision(revs, n); rev == nil || apprevision.PublishVersionOf(rev) == o.Annotations[v1beta1.AnnotationPublishVersion] {
+				claimed[n] = true
+			}
+		}
+	}
+	if pv := apprevision.PublishVersionOf(s.App); pv != "" {
+		if rev := apprevision.ForVersion(revs, pv); rev != nil && !claimed[rev.Name] {
+			return rev.Name
+		}
+	}
+	latest := s.App.Status.LatestRevision
+	if latest != nil && latest.Name == delivery.RevisionNameOf(s.App.Name, s.Current.Annotations[v1beta1.AnnotationPublishVersion], s.Current.Spec.ApplicationGeneration) {
+		// The status names this very version the way Steward named it
+		// before it wrote revisions: its number is free.
+		latest = nil
+	}
+	n := apprevision.Next(latest, revs)
+	if apprevision.PublishVersionOf(s.App) == "" {
+		n = max(n, s.Current.Spec.ApplicationGeneration)
+	}
+	return apprevision.NameOf(s.App.Name, n)
+}
+
+// labelTracker labels the live version's tracker with its revision's
+// name, as KubeVela labels its trackers (`vela workflow rollback` finds a
+// revision's tracker by it).
+func (k *Keeper) labelTracker(ctx context.Context, s *facts.Pass, name string) error {
+	patch := client.MergeFrom(s.Current.DeepCopy())
+	if s.Current.Labels == nil {
+		s.Current.Labels = map[string]string{}
+	}
+	s.Current.Labels[v1beta1.LabelAppRevision] = name
+	if err := k.Client.Patch(ctx, s.Current, patch); err != nil {
+		return fmt.Errorf("labelling resource tracker %s with its revision: %w", s.Current.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Labelled the version's resource tracker with its application revision", "resourceTracker", s.Current.Name, "applicationRevision", name)
+	// An older tracker left with the name (its revision was deleted, and
+	// the name written again) loses it: a name finds one tracker.
+	for i := range s.Older {
+		o := &s.Older[i]
+		if o.Labels[v1beta1.LabelAppRevision] != name {
+			continue
+		}
+		patch := client.MergeFrom(o.DeepCopy())
+		delete(o.Labels, v1beta1.LabelAppRevision)
+		if err := k.Client.Patch(ctx, o, patch); err != nil {
+			return fmt.Errorf("unlabelling resource tracker %s: %w", o.Name, err)
+		}
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Unlabelled an older resource tracker: its application revision's name is the live version's", "resourceTracker", o.Name, "applicationRevision", name)
+	}
+	return nil
+}
+
+// Outcome writes how the live revision's workflow stands into its
+// status (succeeded, status.workflow), when the pass changed the phase,
+// the workflow or the live revision; computeStatus has run.
+func (k *Keeper) Outcome(ctx context.Context, s *facts.Pass, before *v1beta1.Application) {
+	if k == nil || !k.On || s.Deleting || s.Current == nil {
+		return
+	}
+	name := s.Current.Labels[v1beta1.LabelAppRevision]
+	if name == "" {
+		return
+	}
+	// A version recorded or rolled back to in this pass is written even
+	// when the status names its revision already (`vela up --revision`
+	// writes the revision, and the status, under the name the version
+	// before had).
+	if !s.Fresh && !s.RolledBack && before.Status.LatestRevision != nil && before.Status.LatestRevision.Name == name &&
+		before.Status.Phase == s.App.Status.Phase && equality.Semantic.DeepEqual(before.Status.Workflow, s.App.Status.Workflow) {
+		return
+	}
+	rev := &v1beta1.ApplicationRevision{}
+	if err := k.Reader.Get(ctx, client.ObjectKey{Namespace: s.App.Namespace, Name: name}, rev); err != nil {
+		ctrl.LoggerFrom(ctx).V(1).Info("Application revision not read for its status", "applicationRevision", name, "error", err.Error())
+		return
+	}
+	o := apprevision.OutcomeOf(s.App, name, metav1.Now())
+	if !o.Apply(rev) {
+		return
+	}
+	if err := k.Client.Status().Update(ctx, rev); err != nil {
+		ctrl.LoggerFrom(ctx).V(1).Info("Application revision status not written", "applicationRevision", name, "error", err.Error())
+		return
+	}
+	ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Recorded the application revision's workflow", "applicationRevision", name, "phase", o.Status.Phase, "succeeded", o.Succeeded)
+}
+
+// Delete deletes the Application's revisions with it (its finalizer
+// does; the owner reference lets the garbage collector take any left).
+func (k *Keeper) Delete(ctx context.Context, app *v1beta1.Application) error {
+	if k == nil || !k.On {
+		return nil
+	}
+	revs, err := k.list(ctx, app)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i := range revs {
+		if err := k.Client.Delete(ctx, &revs[i]); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting application revision %s: %w", revs[i].Name, err))
+			continue
+		}
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Deleted an application revision with its Application", "applicationRevision", revs[i].Name)
+	}
+	return errors.Join(errs...)
+}
+
+// list lists the Application's revisions from the API server:
+// they are never cached (a cache of every revision is what makes
+// KubeVela's controller and LISTs heavy), and are read only when the live
+// version changes.
+func (k *Keeper) list(ctx context.Context, app *v1beta1.Application) ([]v1beta1.ApplicationRevision, error) {
+	list := &v1beta1.ApplicationRevisionList{}
+	if err := k.Reader.List(ctx, list, client.InNamespace(app.Namespace), client.MatchingLabels{v1beta1.LabelAppName: app.Name}); err != nil {
+		return nil, fmt.Errorf("listing application revisions: %w", err)
+	}
+	return list.Items, nil
+}
+
+// definitions are the definitions the Application uses, as a revision
+// records them: found as the render finds them.
+func (k *Keeper) definitions(ctx context.Context, app *v1beta1.Application) (apprevision.Definitions, error) {
+	defs, err := k.Resolver.Resolve(ctx, app)
+	if err != nil {
+		return apprevision.Definitions{}, err
+	}
+	out := apprevision.Definitions{Components: defs.Components, Traits: defs.Traits, Policies: defs.Policies}
+	if steps, err := k.Resolver.Steps(ctx, app); err == nil {
+		out.Steps = steps
+	}
+	return out, nil
+}
+
+// limit is --application-revision-limit, or the garbage-collect
+// policy's applicationRevisionLimit.
+func (k *Keeper) limit(s *facts.Pass) int {
+	if limit := s.Rules.GC.ApplicationRevisionLimit; limit != nil && *limit >= 0 {
+		return *limit
+	}
+	return k.Limit
+}
+
+func findRevision(revs []v1beta1.ApplicationRevision, name string) *v1beta1.ApplicationRevision {
+	for i := range revs {
+		if revs[i].Name == name {
+			return &revs[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,25 @@
+// Package apprev keeps an Application's ApplicationRevisions for the
+// reconciler's passes: the live version's revision written (or taken up
+// again on a rollback) and its tracker labelled app.oam.dev/appRevision,
+// the superseded revision thinned, those past --application-revision-limit
+// deleted, the workflow's outcome recorded, and all of them deleted with
+// the Application. What a revision holds and what goes is decided in
+// internal/apprevision; this package reads and writes the objects.
+//
+// Usage (the reconciler does this):
+//
+//	k := &apprev.Keeper{On: opts.ApplicationRevisions, Client: c, Reader: apiReader, Resolver: resolver, Limit: opts.RevisionLimit}
+//	err := k.Record(ctx, s)       // a phase, after renderAndRecord
+//	k.Outcome(ctx, s, before)     // once the status is computed
+//	err = k.Delete(ctx, s.App)    // when the Application is deleted
+//
+// Implementation notes: revisions are never cached (a cache of every
+// revision is what makes KubeVela's LISTs heavy); they are listed from the
+// API server only when the live version changes, and a revision's status
+// is read only when the Application's phase, workflow or live version
+// moved in the pass.
+//
+// Files:
+//
+//	apprev.go  Keeper: Record, Outcome and Delete, and the revision naming of a live version
+package apprev
