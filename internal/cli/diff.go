@@ -107,7 +107,7 @@ func Diff(ctx context.Context, cfg *rest.Config, hub client.Client, o DiffOption
 	if err != nil {
 		return report, err
 	}
-	d := differ{out: o.Out, clients: clients, rules: rules, types: componentTypes(app), fresh: fresh,
+	d := differ{out: o.Out, clients: clients, rules: rules, types: policy.ComponentTypes(app), fresh: fresh,
 		applier: apply.Applier{Owner: apply.Owner{Name: app.Name, Namespace: app.Namespace}, Shard: shardOf(app, live), Method: method}, report: &report}
 	// StateKeep in report-only drift mode writes nothing; a dispatch
 	// writes whatever the drift mode.
@@ -411,14 +411,4 @@ func sharedWithOthers(live *unstructured.Unstructured, owner apply.Owner) bool {
 		}
 	}
 	return false
-}
-
-// componentTypes maps component names to their types, for policy
-// selectors.
-func componentTypes(app *v1beta1.Application) map[string]string {
-	out := make(map[string]string, len(app.Spec.Components))
-	for _, c := range app.Spec.Components {
-		out[c.Name] = c.Type
-	}
-	return out
 }

@@ -26,11 +26,7 @@ func KeeperOf(app *v1beta1.Application, rules *policy.Rules) Keeper {
 	if rules == nil {
 		rules = &policy.Rules{}
 	}
-	types := make(map[string]string, len(app.Spec.Components))
-	for _, c := range app.Spec.Components {
-		types[c.Name] = c.Type
-	}
-	return Keeper{rules: rules, types: types, guesses: append([]string{""}, rules.ComponentTypes()...)}
+	return Keeper{rules: rules, types: policy.ComponentTypes(app), guesses: append([]string{""}, rules.ComponentTypes()...)}
 }
 
 // OnUpdate says why the policies keep the object of e when no version of

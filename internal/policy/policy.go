@@ -47,6 +47,16 @@ type Resource struct {
 	Name  string
 }
 
+// ComponentTypes maps app's component names to their types: a
+// Resource's ComponentType, for the selectors.
+func ComponentTypes(app *v1beta1.Application) map[string]string {
+	out := make(map[string]string, len(app.Spec.Components))
+	for _, c := range app.Spec.Components {
+		out[c.Name] = c.Type
+	}
+	return out
+}
+
 // Selector selects resources. Every field given must match; an empty
 // selector selects everything.
 type Selector struct {

@@ -241,7 +241,7 @@ func (r *Reconciler) keepCluster(ctx context.Context, s *facts.Pass, applier app
 		return
 	}
 	deps := order.Dependencies(s.App)
-	types := facts.ComponentTypes(s.App)
+	types := policy.ComponentTypes(s.App)
 	failed := map[string]bool{}
 	depHealth := map[string]*facts.ComponentHealth{}
 	for _, e := range g.Entries {
@@ -309,7 +309,7 @@ func (r *Reconciler) restoreCluster(ctx context.Context, s *facts.Pass, applier 
 		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Not repaired: the cluster of steps not reached cannot be used", "cluster", g.Cluster, "error", err.Error())
 		return
 	}
-	types := facts.ComponentTypes(s.App)
+	types := policy.ComponentTypes(s.App)
 	for _, e := range g.Entries {
 		key := tracker.KeyOf(e)
 		res := record.ResourceOf(e, types)

@@ -330,15 +330,6 @@ func WorkflowRefusal(s *Pass) error {
 	return nil
 }
 
-// ComponentTypes maps component names to their types.
-func ComponentTypes(app *v1beta1.Application) map[string]string {
-	out := make(map[string]string, len(app.Spec.Components))
-	for _, c := range app.Spec.Components {
-		out[c.Name] = c.Type
-	}
-	return out
-}
-
 // ReportOnly reports whether the Application asks StateKeep to report
 // drift without repairing it (annotation app.oam.dev/drift-mode=report).
 func ReportOnly(app *v1beta1.Application) bool {

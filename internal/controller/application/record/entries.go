@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/steward-oam/steward/api/v1beta1"
-	"github.com/steward-oam/steward/internal/controller/application/facts"
 	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -17,7 +16,7 @@ import (
 // never and read-only objects are marked skipGC so that Steward never
 // deletes them.
 func Entries(app *v1beta1.Application, objs []delivery.Object, rules *policy.Rules) (versioned, root []v1beta1.ManagedResource, err error) {
-	types := facts.ComponentTypes(app)
+	types := policy.ComponentTypes(app)
 	gated := workflow.Gated(workflow.Of(app))
 	for _, o := range objs {
 		e, err := tracker.Entry(o.Cluster, o.Component, o.Trait, o.Object)

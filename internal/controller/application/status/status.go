@@ -13,6 +13,7 @@ import (
 	"github.com/steward-oam/steward/internal/apprevision"
 	"github.com/steward-oam/steward/internal/controller/application/facts"
 	"github.com/steward-oam/steward/internal/delivery"
+	"github.com/steward-oam/steward/internal/policy"
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
@@ -260,7 +261,7 @@ func servicesAndResources(s *facts.Pass) ([]v1beta1.ApplicationComponentStatus, 
 		}
 	}
 	inSpec := map[string]bool{}
-	for name := range facts.ComponentTypes(s.App) {
+	for name := range policy.ComponentTypes(s.App) {
 		inSpec[name] = true
 	}
 	listed := map[tracker.Key]bool{} // each object once: a version records root's objects too
