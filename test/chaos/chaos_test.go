@@ -101,7 +101,7 @@ func TestChaos(t *testing.T) {
 	h.ctrl = &controllerProc{bin: stewardBin, kubeconfig: p.kubeconfig, logDir: dir, args: []string{
 		"--metrics-addr=0", "--health-addr=0", "--egress-allow=" + hostileAllow,
 		"--application-re-sync-period=" + cfg.reSync.String(),
-		"--application-revision-limit=4",
+		"--application-revision-limit=" + strconv.Itoa(revisionLimit),
 		"--zap-log-level=1",
 	}}
 	if mode := os.Getenv("CHAOS_DRIFT_DETECTION"); mode != "" {

@@ -259,6 +259,7 @@ func (h *harness) invariants(ctx context.Context) []violation {
 		}
 	}
 	out = append(out, h.trackerInvariants(ctx, live)...)
+	out = append(out, h.revisionInvariants(ctx)...)
 	out = append(out, h.budgetInvariants(ctx, live)...)
 	out = append(out, h.hostileInvariants(ctx, false)...)
 	out = append(out, h.flowInvariants(ctx, live)...)

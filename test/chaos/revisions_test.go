@@ -1,0 +1,112 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/apprevision"
+	"github.com/steward-oam/steward/internal/tracker"
+)
+
+// revisionLimit is the --application-revision-limit the suite's
+// controller runs with.
+const revisionLimit = 4
+
+// Violation kinds of ApplicationRevisions (docs/chaos.md).
+const (
+	kindRevisionStale  = "revision-stale"   // a revision of a deleted app, or of an earlier incarnation, is left
+	kindRevisionMiss   = "revision-missing" // the live version's revision does not exist or does not hold it
+	kindRevisionExcess = "revision-excess"  // more revisions than the limit keeps
+)
+
+// revisionInvariants: a deleted Application leaves no ApplicationRevision
+// (envtest runs no garbage collector: the finalizer must delete them);
+// a live one has the revision status.latestRevision names, owned by this
+// incarnation, named by the live tracker's app.oam.dev/appRevision label,
+// holding the live version's components and their definitions (what
+// `vela live-diff` and `vela workflow rollback` read), and at most the
+// limit besides it.
+func (h *harness) revisionInvariants(ctx context.Context) []violation {
+	var out []violation
+	for _, name := range appNames {
+		add := func(kind, subject, format string, args ...any) {
+			out = append(out, violation{Kind: kind, Subject: subject, Detail: fmt.Sprintf(format, args...), App: name})
+		}
+		var list v1beta1.ApplicationRevisionList
+		if err := h.c.List(ctx, &list, client.InNamespace(chaosNS), client.MatchingLabels{v1beta1.LabelAppName: name}); err != nil {
+			return append(out, violation{Kind: kindNotSettled, Subject: "revisions of " + name, Detail: err.Error(), App: name})
+		}
+		model := h.world.Apps[name]
+		if !model.Exists {
+			for _, r := range list.Items {
+				add(kindRevisionStale, "application revision "+r.Name, "app %s was deleted, its revision is left", name)
+			}
+			continue
+		}
+		app, err := h.getApp(ctx, name)
+		if err != nil || app == nil || app.Status.LatestRevision == nil {
+			continue // reported by the quiet wait
+		}
+		for _, r := range list.Items {
+			if owner := ownerUID(r.OwnerReferences); owner != string(app.UID) {
+				add(kindRevisionStale, "application revision "+r.Name, "owned by %q, not the live incarnation of %s (uid %s)", owner, name, app.UID)
+			}
+		}
+		if n := len(list.Items); n > revisionLimit+1 {
+			add(kindRevisionExcess, "app "+name, "%d revisions, the limit keeps %d besides the live one", n, revisionLimit)
+		}
+		liveName := app.Status.LatestRevision.Name
+		var live *v1beta1.ApplicationRevision
+		for i := range list.Items {
+			if list.Items[i].Name == liveName {
+				live = &list.Items[i]
+			}
+		}
+		if live == nil {
+			add(kindRevisionMiss, "app "+name, "status.latestRevision names %s, which does not exist", liveName)
+			continue
+		}
+		rt := &v1beta1.ResourceTracker{}
+		if err := h.c.Get(ctx, client.ObjectKey{Name: tracker.Name(name, chaosNS, tracker.VersionOf(app))}, rt); err == nil {
+			if got := rt.Labels[v1beta1.LabelAppRevision]; got != liveName {
+				add(kindRevisionMiss, "resource tracker "+rt.Name, "labelled with revision %q, the status names %s", got, liveName)
+			}
+		}
+		fields, err := apprevision.Decode(live)
+		if err != nil {
+			add(kindRevisionMiss, "application revision "+liveName, "cannot decode: %v", err)
+			continue
+		}
+		var comps []string
+		types := map[string]bool{}
+		for _, c := range fields.Application.Spec.Components {
+			comps = append(comps, c.Name)
+			types[c.Type] = true
+		}
+		sort.Strings(comps)
+		if want := sortedKeys(model.effective().Components); fmt.Sprint(comps) != fmt.Sprint(want) {
+			add(kindRevisionMiss, "application revision "+liveName, "records components %v, the live version renders %v", comps, want)
+		}
+		for t := range types {
+			if fields.ComponentDefinitions[t] == nil {
+				add(kindRevisionMiss, "application revision "+liveName, "does not hold the definition of component type %s, which the live version uses", t)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key() < out[j].key() })
+	return out
+}
+
+func ownerUID(refs []metav1.OwnerReference) string {
+	for _, r := range refs {
+		if r.Kind == "Application" {
+			return string(r.UID)
+		}
+	}
+	return ""
+}
