@@ -72,7 +72,7 @@ func (c *compiled) componentActions(v cue.Value, done []ActionResult) (cue.Value
 			}
 			r, err := chart.Render(d.Chart.Archive, values, d.Chart.Options)
 			if err != nil {
-				return v, nil, nil, &Error{Reason: v1beta1.ReasonRenderFailed, Path: t.path, Message: err.Error()}
+				return v, nil, nil, &Error{Reason: v1beta1.ReasonRenderFailed, Path: t.path, Message: err.Error(), Chart: true}
 			}
 			resources := make([]any, len(r.Objects))
 			for i, o := range r.Objects {

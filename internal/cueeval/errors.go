@@ -24,6 +24,10 @@ type Error struct {
 	Path string `json:"path,omitempty"`
 	// Message says what is wrong, path included.
 	Message string `json:"message"`
+	// Chart says a Helm chart failed to render with its values (their
+	// values.schema.json, a template's required or fail): the same chart
+	// and values fail the same way every time.
+	Chart bool `json:"chart,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message }

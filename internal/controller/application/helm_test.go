@@ -610,7 +610,8 @@ func TestHelm_RecordAndNamespaceRepaired(t *testing.T) {
 
 // A chart or version that does not exist, a required valuesFrom source
 // that is missing, values that are not YAML and a valuesFrom in another
-// namespace fail for good: after KubeVela's retries (release.MaxRetries)
+// namespace, and a chart that fails to render with its values (off its
+// values.schema.json, a required value missing) fail for good: after KubeVela's retries (release.MaxRetries)
 // the workflow ends, phase workflowFailed with the error in
 // status.workflow. A repository out of reach is transient: it stays
 // rendering and is retried.
@@ -618,6 +619,11 @@ func TestHelm_PermanentFailureEndsTheWorkflow(t *testing.T) {
 	repo := charttest.NewRepo()
 	defer repo.Close()
 	repo.Add(charttest.ConfigMapChart("demo", "1.0.0"))
+	repo.Add(charttest.Archive("strict", "0.1.0", map[string]string{
+		"values.schema.json":  `{"type":"object","properties":{"replicas":{"type":"integer"}}}`,
+		"templates/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: strict}\ndata: {replicas: {{ .Values.replicas | quote }}}\n",
+		"templates/need.yaml": "{{ required \"greeting is required\" .Values.greeting }}\n",
+	}))
 	gone := charttest.NewRepo()
 	gone.Close()
 	ns := newNamespace(t)
@@ -630,12 +636,16 @@ func TestHelm_PermanentFailureEndsTheWorkflow(t *testing.T) {
 		return "metadata: {name: " + name + "}\nspec:\n  components:\n    - name: web\n      type: helmchart\n      properties:\n        chart: " + chart + "\n" + more
 	}
 	demo := fmt.Sprintf("{source: demo, repoURL: %q, version: 1.0.0}", repo.URL())
+	strict := fmt.Sprintf("{source: strict, repoURL: %q, version: 0.1.0}", repo.URL())
 	permanent := map[string]string{
 		"no-version":     app("no-version", fmt.Sprintf("{source: demo, repoURL: %q, version: 9.9.9}", repo.URL()), ""),
 		"no-chart":       app("no-chart", fmt.Sprintf("{source: nope, repoURL: %q}", repo.URL()), ""),
 		"no-values":      app("no-values", demo, "        valuesFrom: [{kind: ConfigMap, name: nope}]\n"),
 		"not-yaml":       app("not-yaml", demo, "        valuesFrom: [{kind: ConfigMap, name: not-yaml}]\n"),
 		"other-ns-value": app("other-ns-value", demo, "        valuesFrom: [{kind: ConfigMap, name: theirs, namespace: "+other+"}]\n"),
+		// The chart renders to an error with its values, every time.
+		"off-schema":  app("off-schema", strict, "        values: {replicas: three, greeting: hi}\n"),
+		"no-required": app("no-required", strict, "        values: {replicas: 3}\n"),
 	}
 	for _, doc := range permanent {
 		createApp(t, ns, doc)

@@ -316,6 +316,9 @@ func (r *Reconciler) renderPlacements(ctx context.Context, s *facts.Pass, gen in
 		Actions:    r.chartActions(ctx, s),
 		Charts:     r.chartRendered(ctx, s),
 	})
+	if rf := release.RenderFailure(err); rf != nil || err == nil && len(s.Releases) > 0 {
+		err = r.endsWorkflow(s, rf) // a chart's render failure counts; a success starts again
+	}
 	var policyErr *delivery.PolicyError
 	switch {
 	case errors.As(err, new(*delivery.DefinitionsError)), errors.Is(err, cueeval.ErrUnavailable):

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/cueeval"
 )
 
 // Permanent reports whether err is a chart that cannot be prepared for a
@@ -16,7 +19,8 @@ import (
 // (fetch.IsPermanent); a valuesFrom source or credentials' Secret that
 // does not exist, whose key is missing or is not YAML; parameters that
 // do not parse; a Secret or values source in a namespace it may not be
-// in. A source out of reach, a chart still being fetched, or a read the
+// in; a chart that fails to render with its values (RenderFailure).
+// A source out of reach, a chart still being fetched, or a read the
 // API server failed or refused (RBAC can change) is transient.
 // KubeVela's workflow ends (workflowFailed) on the first kind after its
 // retries (MaxRetries); the second is retried with back-off for as long
@@ -24,6 +28,18 @@ import (
 func Permanent(err error) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Permanent
+}
+
+// RenderFailure is err as a permanent failure (Permanent) when it is a
+// chart that failed to render with its values (cueeval.Error.Chart: their
+// values.schema.json, a template's required or fail), which KubeVela's
+// workflow ends on after its retries; nil for any other err.
+func RenderFailure(err error) error {
+	var ce *cueeval.Error
+	if !errors.As(err, &ce) || !ce.Chart {
+		return nil
+	}
+	return &Error{Reason: v1beta1.ReasonRenderFailed, Err: err, Permanent: true}
 }
 
 // MaxRetries is how many times a render that fails permanently is tried
@@ -80,17 +96,19 @@ func (f *Failures) Note(key string) int {
 
 // Ended counts err against key when it is permanent (Permanent) and
 // returns how many permanent failures key had in a row, and whether that
-// is MaxRetries or more: then the workflow ends, as KubeVela's does.
+// is MaxRetries or more: then the workflow ends, as KubeVela's does. A
+// nil or transient err (the render succeeded, or may) forgets the count.
 func (f *Failures) Ended(key string, err error) (int, bool) {
 	if !Permanent(err) {
+		f.Forget(key)
 		return 0, false
 	}
 	n := f.Note(key)
 	return n, n >= MaxRetries
 }
 
-// Forget ends key's count: its render succeeded, failed transiently, or
-// the Application is gone.
+// Forget ends key's count. Ended does when the render succeeded or failed
+// transiently.
 func (f *Failures) Forget(key string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -11,8 +12,10 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/boundary"
 	"github.com/steward-oam/steward/internal/controller/controllertest"
+	"github.com/steward-oam/steward/internal/cueeval"
 	"github.com/steward-oam/steward/internal/helm/chart/charttest"
 	"github.com/steward-oam/steward/internal/helm/fetch"
 )
@@ -140,5 +143,34 @@ func TestFailures_CountInARowUntilForgotten(t *testing.T) {
 	f.Forget("app/1")
 	if n := f.Note("app/1"); n != 1 {
 		t.Errorf("after Forget: %d, want 1", n)
+	}
+}
+
+// A chart that fails to render with its values is permanent, and counts
+// towards the end of the workflow; a render that succeeds, or fails
+// for a reason that may pass, starts the count again.
+func TestFailures_RenderFailureCountsAndSuccessForgets(t *testing.T) {
+	rendered := &cueeval.Error{Reason: v1beta1.ReasonRenderFailed, Message: "chart strict-0.1.0 does not render: values don't meet the specifications of the schema", Chart: true}
+	if rf := RenderFailure(fmt.Errorf("component %q: %w", "web", rendered)); !Permanent(rf) {
+		t.Fatalf("a chart render failure: %v is not permanent", rf)
+	}
+	if rf := RenderFailure(&cueeval.Error{Reason: v1beta1.ReasonRenderFailed, Message: "invalid CUE"}); rf != nil {
+		t.Errorf("a template's own failure is no chart's: %v", rf)
+	}
+	var f Failures
+	for i := 1; i <= 3; i++ {
+		if n, ended := f.Ended("app/1", RenderFailure(rendered)); n != i || ended {
+			t.Errorf("failure %d: count %d, ended %v", i, n, ended)
+		}
+	}
+	if n, _ := f.Ended("app/1", nil); n != 0 {
+		t.Errorf("a success counts %d", n)
+	}
+	if n, _ := f.Ended("app/1", RenderFailure(rendered)); n != 1 {
+		t.Errorf("after a success the count is %d, want 1", n)
+	}
+	f.Ended("app/1", &Error{Reason: ReasonFetching, Err: errors.New("still fetching")})
+	if n, _ := f.Ended("app/1", RenderFailure(rendered)); n != 1 {
+		t.Errorf("after a transient failure the count is %d, want 1", n)
 	}
 }

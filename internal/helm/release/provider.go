@@ -41,7 +41,12 @@ type Error struct {
 	Permanent bool
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("chart %s: %v", e.Source, e.Err) }
+func (e *Error) Error() string {
+	if e.Source == "" {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("chart %s: %v", e.Source, e.Err)
+}
 func (e *Error) Unwrap() error { return e.Err }
 
 // Prepared is a chart ready to render, and what identifies the release's
