@@ -29,8 +29,13 @@ type Conflict struct {
 
 // applyServerSide is Apply by the ServerSide method.
 func (a Applier) applyServerSide(ctx context.Context, c client.Client, desired *unstructured.Unstructured, opts Options) (Result, error) {
-	// ExpectMissing does not save the read here: an apply cannot be
-	// told to only create, so an object is read before it is applied.
+	if opts.ExpectMissing && !opts.ReportOnly && !opts.Shared {
+		if res, err := a.createOnly(ctx, c, desired); err == nil {
+			return res, nil
+		}
+		// It exists after all (or the create failed): read and handled as
+		// usual, so the error, if any, is the one an apply gets.
+	}
 	live, err := readLive(ctx, c, desired)
 	if err != nil {
 		return Result{}, err
@@ -60,6 +65,28 @@ func (a Applier) create(ctx context.Context, c client.Client, desired *unstructu
 	obj := desired.DeepCopy()
 	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager)); err != nil {
 		return Result{}, fmt.Errorf("creating %s: %w", describe(desired), err)
+	}
+	return Result{Action: Created, Live: obj}, nil
+}
+
+// createGuard is the resourceVersion a create in one request applies
+// with, as the apply's optimistic-concurrency precondition: it is the
+// largest uint64, which no object's resourceVersion reaches (the
+// storage's revisions are int64), so the API server refuses the apply to
+// an object that exists (409, nothing stored), and ignores it when it
+// creates the object.
+const createGuard = "18446744073709551615"
+
+// createOnly applies desired as FieldManager only if the object does not
+// exist: one request, where create reads first. The object is applied, so
+// its fields are FieldManager's applied fields from the start. Mutating
+// admission may see the apply merged into an object that exists; nothing
+// of it is stored.
+func (a Applier) createOnly(ctx context.Context, c client.Client, desired *unstructured.Unstructured) (Result, error) {
+	obj := desired.DeepCopy()
+	obj.SetResourceVersion(createGuard)
+	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager)); err != nil {
+		return Result{}, err
 	}
 	return Result{Action: Created, Live: obj}, nil
 }

@@ -3,11 +3,15 @@ package apply
 import (
 	"context"
 	"fmt"
+	"maps"
+	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -147,6 +151,106 @@ func TestServerSide_ExpectMissingNeverWritesAnExistingObject(t *testing.T) {
 	}
 	if after := get(t, c, foreign); after.GetResourceVersion() != before.GetResourceVersion() || len(after.GetLabels()) != 0 {
 		t.Fatalf("the foreign object was written: labels %v", after.GetLabels())
+	}
+}
+
+// countingClient is a client of the suite's API server that counts the
+// requests it sends, by verb.
+func countingClient(t *testing.T) (client.Client, func() map[string]int) {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("needs an API server (KUBEBUILDER_ASSETS)")
+	}
+	cfg, _ := controllertest.ControlPlane(t)
+	cfg = rest.CopyConfig(cfg)
+	var mu sync.Mutex
+	counts := map[string]int{}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			counts[r.Method]++
+			mu.Unlock()
+			return rt.RoundTrip(r)
+		})
+	})
+	c, err := client.New(cfg, client.Options{Scheme: controllertest.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		out := maps.Clone(counts)
+		clear(counts)
+		return out
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// An object no version had before is created in one request (issue 49),
+// and its fields are Steward's applied fields from the start: a field the
+// manifest drops later is removed. An object of the same name that exists
+// after all (a foreign one, or one another field manager holds) is never
+// written into: the one-request create is refused and the object is read
+// and judged as any other.
+func TestServerSide_CreateInOneRequestNeverWritesAnExistingObject(t *testing.T) {
+	c, requests := countingClient(t)
+	ctx := context.Background()
+	cm := manifest(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: one-request, namespace: default}, data: {a: "1", b: "2"}}`)
+	// The client discovers the kind's resource on its first request.
+	if _, err := readLive(ctx, c, manifest(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: warm-up, namespace: default}}`)); err != nil {
+		t.Fatal(err)
+	}
+	requests()
+	res := mustApply(t, c, ssa, cm, Options{ExpectMissing: true}, Created)
+	if got := requests(); got["PATCH"] != 1 || len(got) != 1 {
+		t.Errorf("creating a missing object sent %v, want one PATCH", got)
+	}
+	if rv := res.Live.GetResourceVersion(); rv == "" || rv == createGuard {
+		t.Errorf("the created object's resourceVersion is %q", rv)
+	}
+	live := get(t, c, cm)
+	if !ssa.appliedServerSide(live) {
+		t.Errorf("the created object has no applied fields of %s: %+v", FieldManager, live.GetManagedFields())
+	}
+	next := cm.DeepCopy()
+	unstructured.RemoveNestedField(next.Object, "data", "b")
+	mustApply(t, c, ssa, next, Options{}, Configured)
+	if data, _, _ := unstructured.NestedStringMap(get(t, c, cm).Object, "data"); data["b"] != "" || data["a"] != "1" {
+		t.Errorf("data = %v, want b removed", data)
+	}
+
+	// A foreign object of the same name, with and without fields the
+	// manifest sets to other values.
+	for name, data := range map[string]map[string]any{"foreign-same": {"a": "1"}, "foreign-other": {"a": "theirs", "z": "9"}} {
+		foreign := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": name, "namespace": "default"}, "data": data}}
+		if err := c.Create(ctx, foreign, client.FieldOwner("someone")); err != nil {
+			t.Fatal(err)
+		}
+		before := get(t, c, foreign)
+		mine := manifest(t, fmt.Sprintf(`{apiVersion: v1, kind: ConfigMap, metadata: {name: %s, namespace: default}, data: {a: "1"}}`, name))
+		_, err := ssa.Apply(ctx, c, mine, Options{ExpectMissing: true})
+		if err == nil || !strings.Contains(err.Error(), "not managed by any application") {
+			t.Errorf("%s: %v, want an ownership error", name, err)
+		}
+		after := get(t, c, foreign)
+		if after.GetResourceVersion() != before.GetResourceVersion() || len(after.GetLabels()) != 0 || len(after.GetManagedFields()) != len(before.GetManagedFields()) {
+			t.Errorf("%s was written into: labels %v, managed fields %+v", name, after.GetLabels(), after.GetManagedFields())
+		}
+	}
+
+	// The Application's own object, there already (a version recorded it
+	// before a restart lost the record): taken as it is.
+	own := manifest(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: own-there, namespace: default}, data: {a: "1"}}`)
+	mustApply(t, c, ssa, own, Options{}, Created)
+	rv := get(t, c, own).GetResourceVersion()
+	mustApply(t, c, ssa, own, Options{ExpectMissing: true}, Unchanged)
+	if got := get(t, c, own).GetResourceVersion(); got != rv {
+		t.Errorf("an unchanged object of the Application was written: %s -> %s", rv, got)
 	}
 }
 
