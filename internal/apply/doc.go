@@ -10,8 +10,8 @@
 // Implementation notes: an object no version had (Options.ExpectMissing)
 // is created in one request: a server-side apply guarded by a
 // resourceVersion no object has (createGuard), refused on an object that
-// exists, which is then read as below. Otherwise Apply reads the live object once and, by the
-// default ServerSide method, decides without a request whether applying
+// exists, which is then read as below. Otherwise Apply reads the live
+// object once and, by the default ServerSide method, decides without a request whether applying
 // would change anything (serverSideDrift: the manifest compared with the
 // live object through the kind's schema, and Steward's applied fields,
 // from managedFields, with the manifest's); only then is a server-side

@@ -30,7 +30,7 @@ type Conflict struct {
 // applyServerSide is Apply by the ServerSide method.
 func (a Applier) applyServerSide(ctx context.Context, c client.Client, desired *unstructured.Unstructured, opts Options) (Result, error) {
 	if opts.ExpectMissing && !opts.ReportOnly && !opts.Shared {
-		if res, err := a.createOnly(ctx, c, desired); err == nil {
+		if res, err := a.create(ctx, c, desired, createGuard); err == nil {
 			return res, nil
 		}
 		// It exists after all (or the create failed): read and handled as
@@ -48,7 +48,7 @@ func (a Applier) applyServerSide(ctx context.Context, c client.Client, desired *
 			desired = desired.DeepCopy()
 			setSharedBy(desired, a.Owner.key())
 		}
-		return a.create(ctx, c, desired)
+		return a.create(ctx, c, desired, "")
 	}
 	want, done, err := a.forExisting(ctx, c, live, desired, opts)
 	if done != nil {
@@ -57,12 +57,16 @@ func (a Applier) applyServerSide(ctx context.Context, c client.Client, desired *
 	return a.applyTo(ctx, c, live, want, opts.ReportOnly)
 }
 
-// create applies desired, found missing, as FieldManager. The apply does
-// not take fields: should someone have created the object in between with
-// other values, it is refused as a conflict and checked again on the next
-// pass.
-func (a Applier) create(ctx context.Context, c client.Client, desired *unstructured.Unstructured) (Result, error) {
+// create applies desired, found missing or expected to be, as
+// FieldManager. The apply does not take fields: should someone have
+// created the object in between with other values, it is refused as a
+// conflict and checked again on the next pass. With resourceVersion
+// createGuard it creates or does nothing: one request, where a read
+// comes first otherwise. Either way the fields are FieldManager's applied
+// fields from the start.
+func (a Applier) create(ctx context.Context, c client.Client, desired *unstructured.Unstructured, resourceVersion string) (Result, error) {
 	obj := desired.DeepCopy()
+	obj.SetResourceVersion(resourceVersion)
 	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager)); err != nil {
 		return Result{}, fmt.Errorf("creating %s: %w", describe(desired), err)
 	}
@@ -74,22 +78,9 @@ func (a Applier) create(ctx context.Context, c client.Client, desired *unstructu
 // largest uint64, which no object's resourceVersion reaches (the
 // storage's revisions are int64), so the API server refuses the apply to
 // an object that exists (409, nothing stored), and ignores it when it
-// creates the object.
+// creates the object. Mutating admission may see the refused apply
+// merged into the existing object; nothing of it is stored.
 const createGuard = "18446744073709551615"
-
-// createOnly applies desired as FieldManager only if the object does not
-// exist: one request, where create reads first. The object is applied, so
-// its fields are FieldManager's applied fields from the start. Mutating
-// admission may see the apply merged into an object that exists; nothing
-// of it is stored.
-func (a Applier) createOnly(ctx context.Context, c client.Client, desired *unstructured.Unstructured) (Result, error) {
-	obj := desired.DeepCopy()
-	obj.SetResourceVersion(createGuard)
-	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager)); err != nil {
-		return Result{}, err
-	}
-	return Result{Action: Created, Live: obj}, nil
-}
 
 // applyTo applies desired to the existing object live when it differs
 // (serverSideDrift): nothing is sent when nothing would change, and

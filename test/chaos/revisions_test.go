@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,7 +54,7 @@ func (h *harness) revisionInvariants(ctx context.Context) []violation {
 			continue // reported by the quiet wait
 		}
 		for _, r := range list.Items {
-			if owner := ownerUID(r.OwnerReferences); owner != string(app.UID) {
+			if owner := ownerUID(&r); owner != string(app.UID) {
 				add(kindRevisionStale, "application revision "+r.Name, "owned by %q, not the live incarnation of %s (uid %s)", owner, name, app.UID)
 			}
 		}
@@ -89,7 +90,7 @@ func (h *harness) revisionInvariants(ctx context.Context) []violation {
 			types[c.Type] = true
 		}
 		sort.Strings(comps)
-		if want := sortedKeys(model.effective().Components); fmt.Sprint(comps) != fmt.Sprint(want) {
+		if want := sortedKeys(model.effective().Components); !slices.Equal(comps, want) {
 			add(kindRevisionMiss, "application revision "+liveName, "records components %v, the live version renders %v", comps, want)
 		}
 		for t := range types {
@@ -102,11 +103,10 @@ func (h *harness) revisionInvariants(ctx context.Context) []violation {
 	return out
 }
 
-func ownerUID(refs []metav1.OwnerReference) string {
-	for _, r := range refs {
-		if r.Kind == "Application" {
-			return string(r.UID)
-		}
+// ownerUID is the UID of the Application that controls a revision.
+func ownerUID(r *v1beta1.ApplicationRevision) string {
+	if ref := metav1.GetControllerOfNoCopy(r); ref != nil && ref.Kind == "Application" {
+		return string(ref.UID)
 	}
 	return ""
 }
