@@ -67,14 +67,10 @@ func (r *Reconciler) evaluateHealth(ctx context.Context, s *facts.Pass) error {
 			}
 			fp := memory.HealthFingerprint(s, defs, comp, g.Entries, unread)
 			if h, ok := r.HealthCache.Get(app, k, fp); ok {
-				// A health kept is reused without decoding a manifest,
-				// unless the workload is wanted.
-				if post {
-					_, wl := facts.ManifestsAndWorkload(g.Entries, comp.Name)
-					workload(wl)
-				}
-				s.Health[k] = h
-				cached = append(cached, memory.CachedHealth{Key: k, Fingerprint: fp, Health: h})
+				// A health kept is reused without decoding a manifest.
+				workload(h.WorkloadIn(g.Entries))
+				s.Health[k] = h.Health
+				cached = append(cached, h)
 				continue
 			}
 			manifests, wl := facts.ManifestsAndWorkload(g.Entries, comp.Name)
@@ -105,7 +101,7 @@ func (r *Reconciler) evaluateHealth(ctx context.Context, s *facts.Pass) error {
 			// remember the failure and answer it again at no cost until its
 			// back-off ends, then evaluate it once more.
 			if complete && s.Health[k].Reason == "" {
-				cached = append(cached, memory.CachedHealth{Key: k, Fingerprint: fp, Health: s.Health[k]})
+				cached = append(cached, memory.CachedHealth{Key: k, Fingerprint: fp, Health: s.Health[k], Workload: memory.WorkloadKey(wl, post)})
 			}
 		}
 	}

@@ -33,9 +33,15 @@ type CachedHealth struct {
 	Key         string
 	Fingerprint uint64
 	Health      facts.ComponentHealth
+	// Workload is the key of the component's workload entry, kept for a
+	// component with PostDispatch traits (WorkloadKey): a health reused
+	// finds the workload they render over without decoding a manifest.
+	Workload *tracker.Key
 }
 
-func (c *healthCache) Get(app types.NamespacedName, key string, fp uint64) (facts.ComponentHealth, bool) {
+// Get returns the health kept for the component of key with the
+// fingerprint fp.
+func (c *healthCache) Get(app types.NamespacedName, key string, fp uint64) (CachedHealth, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, h := range c.apps[app] {
@@ -43,10 +49,34 @@ func (c *healthCache) Get(app types.NamespacedName, key string, fp uint64) (fact
 			if h.Fingerprint != fp {
 				break
 			}
-			return h.Health, true
+			return h, true
 		}
 	}
-	return facts.ComponentHealth{}, false
+	return CachedHealth{}, false
+}
+
+// WorkloadKey is what CachedHealth.Workload keeps of the workload entry
+// wl: its key when the component has PostDispatch traits (post), else
+// nothing.
+func WorkloadKey(wl *v1beta1.ManagedResource, post bool) *tracker.Key {
+	if wl == nil || !post {
+		return nil
+	}
+	k := tracker.KeyOf(*wl)
+	return &k
+}
+
+// WorkloadIn returns the entry of entries h.Workload names, or nil.
+func (h CachedHealth) WorkloadIn(entries []v1beta1.ManagedResource) *v1beta1.ManagedResource {
+	if h.Workload == nil {
+		return nil
+	}
+	for i := range entries {
+		if tracker.KeyOf(entries[i]) == *h.Workload {
+			return &entries[i]
+		}
+	}
+	return nil
 }
 
 // Put replaces the app's cached health with the components of one pass,
