@@ -117,7 +117,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"result"}),
 		keepSkipped: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "statekeep_skipped_total",
-			Help: "Objects a StateKeep pass did not read or patch because the watch cache showed them unchanged since Steward last applied or read them (watch mode).",
+			Help: "Objects a StateKeep pass did not read whole or patch because they were at the resourceVersion Steward last applied or read: by the watch cache in watch mode, by a metadata-only read in timer mode.",
 		}),
 		cueEvaluations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "cue_evaluations_total",
@@ -298,8 +298,8 @@ func (m *Metrics) WatchEvent(result string) {
 	m.watchEvents.WithLabelValues(result).Inc()
 }
 
-// KeepSkipped counts one object a StateKeep pass found unchanged in the
-// watch cache and did not read.
+// KeepSkipped counts one object a StateKeep pass found unchanged (watch
+// cache, or metadata-only read in timer mode) and did not read whole.
 func (m *Metrics) KeepSkipped() {
 	if m == nil {
 		return

@@ -11,13 +11,18 @@
 // StateKeep pass asks Unchanged before it reads an object: an object whose
 // cached resourceVersion is the recorded one is neither read nor patched.
 //
+// In timer mode (--drift-detection=timer, Options.Timer) no informer runs;
+// the Watcher keeps the same record, and Unchanged asks the API server for
+// the object's metadata alone (one metadata-only GET): an object still at
+// the recorded resourceVersion is not read whole, decoded or compared.
+//
 // Usage:
 //
 //	w := watch.New(watch.Options{Clusters: clusterManager, Metrics: m})
 //	mgr.Add(w)                                    // runs the informers
 //	builder.WatchesRawSource(w.Source())          // events enqueue apps
 //	w.Use(app, keys)                              // each pass: what it tracks
-//	if !w.Unchanged(app, key, digest) {
+//	if _, ok := w.Unchanged(ctx, c, app, key, apiVersion, digest); !ok {
 //		done := w.Begin(app, key)
 //		live := apply(...)
 //		done(live.GetResourceVersion(), digest)

@@ -46,8 +46,12 @@ func (i *informer) stop() {
 }
 
 // Start runs the informers until ctx is done: it implements
-// manager.Runnable, and runs on the leader only, like the reconcilers.
+// manager.Runnable, and runs on the leader only, like the reconcilers. In
+// timer mode it returns at once.
 func (w *Watcher) Start(ctx context.Context) error {
+	if w.opts.Timer {
+		return nil
+	}
 	t := time.NewTicker(w.opts.Supervise)
 	defer t.Stop()
 	for {

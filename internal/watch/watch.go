@@ -8,8 +8,10 @@ import (
 	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -52,6 +54,10 @@ type Options struct {
 	// the watch (an event lost to a bug, a cache that went wrong). Zero
 	// never does beyond the first pass of each process.
 	FullReadPeriod time.Duration
+	// Timer is timer mode (--drift-detection=timer): no informer runs
+	// (Start returns at once) and Unchanged reads an
+	// object's metadata from the API server instead of a watch cache.
+	Timer bool
 	// Owns, when set, says whether this replica reconciles an
 	// Application; a change to another's object enqueues nothing (with
 	// sharding, the objects of other shards' Applications carry the same
@@ -61,8 +67,10 @@ type Options struct {
 	now func() time.Time
 }
 
-// Watcher runs watch mode. Its methods are safe for concurrent use, and do
-// nothing on a nil *Watcher (timer mode).
+// Watcher runs watch mode, and in timer mode (Options.Timer) keeps what
+// Steward last wrote or read per object for Unchanged's metadata-only
+// reads. Its methods are safe for concurrent use, and do nothing on a nil
+// *Watcher.
 type Watcher struct {
 	opts Options
 
@@ -238,41 +246,71 @@ func (w *Watcher) signal() {
 	}
 }
 
-// Unchanged reports whether the object of key is, in the watch cache,
-// exactly as Steward last wrote or read it for app with the manifest and
-// options of digest, and returns its resourceVersion: a pass need neither
-// read nor patch it. It is false whenever the cache cannot tell (informer
-// not running or not synced, object not cached, write in flight).
-func (w *Watcher) Unchanged(app types.NamespacedName, key tracker.Key, digest uint64) (string, bool) {
+// Unchanged reports whether the object of key is exactly as Steward last
+// wrote or read it for app with the manifest and options of digest, and
+// returns its resourceVersion: a pass need neither read nor patch it. In
+// watch mode the watch cache says so; it is false whenever the cache
+// cannot tell (informer not running or not synced, object not cached,
+// write in flight). In timer mode (Options.Timer) one metadata-only read
+// with c asks the API server for the object's resourceVersion
+// (apiVersion and the key's kind name its type): one request per object,
+// as a whole read would cost, without decoding the whole object or
+// comparing it with the manifest. A failed read (the object is gone, the
+// cluster cannot be reached) is false; the apply that follows meets it.
+func (w *Watcher) Unchanged(ctx context.Context, c client.Reader, app types.NamespacedName, key tracker.Key, apiVersion string, digest uint64) (string, bool) {
 	if w == nil {
 		return "", false
 	}
 	key = normalize(key)
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	st := w.apps[app]
-	if st == nil {
-		return "", false
+	var o *objState
+	if st != nil {
+		o = st.objects[objectKeyOf(key)]
 	}
-	o := st.objects[objectKeyOf(key)]
 	if o == nil || o.rv == none || o.writing > 0 || o.digest != digest {
+		w.mu.Unlock()
 		return "", false
 	}
+	recorded := o.rv
+	if w.opts.Timer {
+		w.mu.Unlock()
+		return liveVersion(ctx, c, key, apiVersion, recorded)
+	}
+	defer w.mu.Unlock()
 	inf := w.informers[kindOf(key)]
 	if inf == nil {
 		return "", false
 	}
 	rv, ok := inf.resourceVersion(key.Namespace, key.Name)
-	if !ok || rv != o.rv {
+	if !ok || rv != recorded {
 		return "", false
 	}
 	return rv.String(), true
 }
 
+// liveVersion reads the metadata of the object of key and reports whether
+// its resourceVersion is recorded.
+func liveVersion(ctx context.Context, c client.Reader, key tracker.Key, apiVersion string, recorded version) (string, bool) {
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, key.Kind))
+	if err := c.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: key.Name}, meta); err != nil {
+		return "", false
+	}
+	if versionOf(meta.ResourceVersion) != recorded {
+		return "", false
+	}
+	return recorded.String(), true
+}
+
+// Informs reports whether the Watcher runs informers (watch mode): only
+// then does its Source enqueue anything.
+func (w *Watcher) Informs() bool { return w != nil && !w.opts.Timer }
+
 // FullReadDue reports whether this pass of app must read every object,
 // trusting no cached resourceVersion: the first pass in this process, and
 // then once per FullReadPeriod. It counts the pass as that read. It is
-// false in timer mode (a nil *Watcher), which reads everything anyway.
+// false on a nil *Watcher, which trusts nothing it recorded anyway.
 func (w *Watcher) FullReadDue(app types.NamespacedName) bool {
 	if w == nil {
 		return false

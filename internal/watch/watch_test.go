@@ -122,12 +122,12 @@ func TestUnchanged_NeedsARunningInformer(t *testing.T) {
 	w := New(Options{})
 	w.Use(app, []tracker.Key{depKey})
 	w.Begin(app, depKey)(obj("2"), 1)
-	if _, ok := w.Unchanged(app, depKey, 1); ok {
+	if _, ok := w.Unchanged(context.Background(), nil, app, depKey, "apps/v1", 1); ok {
 		t.Fatal("unchanged without an informer to tell")
 	}
 	var nilWatcher *Watcher
-	if _, ok := nilWatcher.Unchanged(app, depKey, 1); ok {
-		t.Fatal("timer mode skipped an object")
+	if _, ok := nilWatcher.Unchanged(context.Background(), nil, app, depKey, "apps/v1", 1); ok {
+		t.Fatal("a nil Watcher skipped an object")
 	}
 }
 

@@ -100,7 +100,7 @@ type Options struct {
 	// watchSupervise overrides how often watch mode checks its informers'
 	// clusters, in tests.
 	watchSupervise time.Duration
-	// onWatcher sees the watcher of watch mode, in tests.
+	// onWatcher sees the watcher (of either mode), in tests.
 	onWatcher func(*watch.Watcher)
 	// clusterListTTL overrides cluster.ListTTL in tests.
 	clusterListTTL time.Duration

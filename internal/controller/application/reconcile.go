@@ -68,7 +68,7 @@ type Reconciler struct {
 	Options        Options
 	// Metrics records Steward's metrics; nil records nothing.
 	Metrics *metrics.Metrics
-	// Watch runs watch mode; nil in timer mode.
+	// Watch runs watch mode, or keeps timer mode's record.
 	Watch *watch.Watcher
 
 	// memory is what the reconciler remembers of each Application

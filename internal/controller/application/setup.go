@@ -86,9 +86,11 @@ func New(mgr manager.Manager, cfg *rest.Config, opts Options, m *metrics.Metrics
 		return nil, err
 	}
 	registry := clusters.Registry()
-	var watcher *watch.Watcher
+	// Timer mode keeps the same record, for metadata-only reads, and runs
+	// no informer.
+	wopts := watch.Options{Clusters: clusters, Metrics: m, Timer: true}
 	if opts.DriftDetection == watch.ModeWatch {
-		wopts := watch.Options{Clusters: clusters, Metrics: m, Supervise: opts.watchSupervise, FullReadPeriod: opts.WatchFullReadPeriod}
+		wopts = watch.Options{Clusters: clusters, Metrics: m, Supervise: opts.watchSupervise, FullReadPeriod: opts.WatchFullReadPeriod}
 		if opts.Sharding.Enabled {
 			// The objects StateKeep applies carry the shard label
 			// (apply.Applier.Shard): the API server sends each replica its
@@ -107,13 +109,13 @@ func New(mgr manager.Manager, cfg *rest.Config, opts Options, m *metrics.Metrics
 				return apps.Get(context.Background(), app, &v1beta1.Application{}) == nil
 			}
 		}
-		watcher = watch.New(wopts)
-		if err := mgr.Add(watcher); err != nil {
-			return nil, err
-		}
-		if opts.onWatcher != nil {
-			opts.onWatcher(watcher)
-		}
+	}
+	watcher := watch.New(wopts)
+	if err := mgr.Add(watcher); err != nil {
+		return nil, err
+	}
+	if opts.onWatcher != nil {
+		opts.onWatcher(watcher)
 	}
 	renderer, pool, err := delivery.NewRenderer(opts.Budget, m, render.WithCacheObserver(m.ObserveRenderCache))
 	if err != nil {

@@ -30,8 +30,9 @@ import (
 // StateKeep, which repairs drift on every pass: in watch mode (the
 // default) it skips the objects the metadata-only watch shows unchanged
 // since Steward last wrote or read them, and a watch event of someone
-// else's change starts a pass at once; in timer mode it reads every
-// object, once per pass. The entries of both trackers are applied together, per cluster
+// else's change starts a pass at once; in timer mode it reads the
+// metadata of every object, once per pass, and the whole object only when
+// its resourceVersion moved. The entries of both trackers are applied together, per cluster
 // and in dependency order, so that a component kept in root (a Namespace
 // under garbage-collect never) is applied before the components that
 // depend on it. An object both record (a version records the objects
@@ -328,7 +329,7 @@ func (r *Reconciler) restoreCluster(ctx context.Context, s *facts.Pass, applier 
 		case apply.Missing:
 			decisionlog.For(ctx, key, decisionlog.Decision).Info("Skipped: missing, and its workflow step has not been reached", "component", e.Component, "step", e.Step)
 		case apply.Unchanged:
-			decisionlog.For(ctx, key, decisionlog.Unchanged).Info("decisionlog.Unchanged (its step has not been reached)", "component", e.Component)
+			decisionlog.For(ctx, key, decisionlog.Unchanged).Info("Unchanged (its step has not been reached)", "component", e.Component)
 		case apply.Drifted:
 			decisionlog.Applied(ctx, key, e.Component, result, change.Fields)
 			p.Keep.Drifted = append(p.Keep.Drifted, change)
@@ -418,19 +419,16 @@ func (r *Reconciler) applyEntry(ctx context.Context, s *facts.Pass, p *facts.Clu
 		ExpectMissing:  s.NewKeys[key] && !s.Rules.TakeOver(res),
 	}
 	app := client.ObjectKeyFromObject(s.App)
-	var digest uint64
-	if r.Watch != nil {
-		// Only watch mode records what it applied: timer mode spends
-		// nothing on hashing manifests.
-		digest = applyDigest(e, opts, s.Identity)
-	}
-	if rv, ok := r.Watch.Unchanged(app, key, digest); ok && !fresh && !s.FullRead {
-		// Watch mode: the object is as Steward last left it.
-		p.Keep.Applied++
-		p.Keep.Unread = append(p.Keep.Unread, facts.Unread{Key: key, ResourceVersion: rv})
-		r.Metrics.KeepSkipped()
-		decisionlog.For(ctx, key, decisionlog.Unchanged).Info("decisionlog.Unchanged: the watch cache shows it as last applied", "component", e.Component)
-		return nil
+	digest := applyDigest(e, opts, s.Identity)
+	// Unchanged since Steward last left it (watch cache, or metadata read).
+	if !fresh && !s.FullRead {
+		if rv, ok := r.Watch.Unchanged(ctx, c, app, key, e.APIVersion, digest); ok {
+			p.Keep.Applied++
+			p.Keep.Unread = append(p.Keep.Unread, facts.Unread{Key: key, ResourceVersion: rv})
+			r.Metrics.KeepSkipped()
+			decisionlog.For(ctx, key, decisionlog.Unchanged).Info("Unchanged: at the resourceVersion last applied", "component", e.Component)
+			return nil
+		}
 	}
 	obj, err := manifest()
 	if err != nil {

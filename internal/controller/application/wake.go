@@ -26,7 +26,7 @@ import (
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	defs := builder.WithPredicates(predicate.GenerationChangedPredicate{})
 	b := ctrl.NewControllerManagedBy(mgr)
-	if r.Watch != nil {
+	if r.Watch.Informs() {
 		// Watch mode: changes to managed objects, label-selected and
 		// metadata-only, enqueue their Application.
 		b = b.WatchesRawSource(r.Watch.Source())

@@ -18,6 +18,9 @@ import (
 type requestLog struct {
 	mu   sync.Mutex
 	reqs []string // "VERB path?query"
+	// metadata holds the requests that asked for metadata only
+	// (PartialObjectMetadata).
+	metadata []string
 }
 
 func (l *requestLog) wrap(cfg *rest.Config) *rest.Config {
@@ -25,7 +28,11 @@ func (l *requestLog) wrap(cfg *rest.Config) *rest.Config {
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 			l.mu.Lock()
-			l.reqs = append(l.reqs, req.Method+" "+req.URL.Path+"?"+req.URL.RawQuery)
+			r := req.Method + " " + req.URL.Path + "?" + req.URL.RawQuery
+			l.reqs = append(l.reqs, r)
+			if strings.Contains(req.Header.Get("Accept"), "as=PartialObjectMetadata") {
+				l.metadata = append(l.metadata, r)
+			}
 			l.mu.Unlock()
 			return rt.RoundTrip(req)
 		})
@@ -49,8 +56,19 @@ func (l *requestLog) watched() []string {
 func (l *requestLog) count(prefix string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return countPrefixed(l.reqs, prefix)
+}
+
+// countMetadata counts the metadata-only requests that start with prefix.
+func (l *requestLog) countMetadata(prefix string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return countPrefixed(l.metadata, prefix)
+}
+
+func countPrefixed(reqs []string, prefix string) int {
 	n := 0
-	for _, r := range l.reqs {
+	for _, r := range reqs {
 		if strings.HasPrefix(r, prefix) {
 			n++
 		}
