@@ -71,9 +71,13 @@ const maxDecodedSize = 128 << 20
 var (
 	zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
 		// Lower memory: the encoder's tables were the biggest fixed cost of
-		// the controller's heap (about 3 MiB at the defaults); trackers are
-		// small and written once per version, so speed matters little.
-		return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(min(runtime.GOMAXPROCS(0), 2)),
+		// the controller's heap (about 3 MiB at the defaults, 2.5 MiB for
+		// two encoders of the default level). Trackers are small and written
+		// once per version, so speed matters little: one encoder of the
+		// fastest level (concurrent writes take turns; a 400 KiB tracker
+		// takes about a millisecond) keeps over 1 MiB less, and stores a
+		// few percent more (500 Deployments: 2,376 bytes against 2,320).
+		return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest),
 			zstd.WithLowerEncoderMem(true), zstd.WithWindowSize(1<<20))
 	})
 	zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
