@@ -6,6 +6,7 @@ import (
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/controller/application/facts"
 	"github.com/steward-oam/steward/internal/controller/application/wake"
+	"github.com/steward-oam/steward/internal/lazylog"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -60,6 +61,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			MaxConcurrentReconciles: r.Options.ConcurrentReconciles,
 			RateLimiter:             appRateLimiter(),
 		}).
+		// controller-runtime's values, encoded only into lines written.
+		WithLogConstructor(lazylog.RequestLogger(mgr.GetLogger(), "application", v1beta1.GroupVersion.WithKind("Application"))).
 		Complete(r)
 }
 
