@@ -29,7 +29,7 @@ type Resolver struct {
 	// are turned off, and render refuses them saying so.
 	NoRevisions bool
 	// NoCopy reads the cache's own objects, for a caller that only looks
-	// at them (a fingerprint).
+	// at them (a fingerprint, health evaluation) and never changes them.
 	NoCopy bool
 }
 

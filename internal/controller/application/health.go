@@ -37,7 +37,9 @@ func (r *Reconciler) evaluateHealth(ctx context.Context, s *facts.Pass) error {
 	// Objects of workflow steps not reached yet are not this version's
 	// yet: their components are judged once they are applied.
 	entries = slices.DeleteFunc(entries, s.GatedEntry)
-	defs, err := r.resolveDefinitions(ctx, s.App)
+	res := r.resolver()
+	res.NoCopy = true // health and PostDispatch traits only read them
+	defs, err := res.Resolve(ctx, s.App)
 	if err != nil {
 		s.SetRetry(err)
 		return err

@@ -257,7 +257,8 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *facts.Pass) error {
 		return s.StatusErr
 	}
 	defer r.Metrics.StartStage(metrics.StageStatus)()
-	before := s.App.DeepCopy()
+	// Only the status changes from here on: the rest is shared, not copied.
+	before := &v1beta1.Application{TypeMeta: s.App.TypeMeta, ObjectMeta: s.App.ObjectMeta, Spec: s.App.Spec, Status: *s.App.Status.DeepCopy()}
 	status.Compute(s, time.Now())
 	if len(s.DroppedConditions) > 0 {
 		tookOver(ctx, s, "Dropped KubeVela's conditions from the status", "dropped KubeVela's conditions "+strings.Join(s.DroppedConditions, ", "),
