@@ -145,6 +145,10 @@ bench-shards: tools build bench-binaries ## One controller against three shards 
 bench-dashboard: tools ## The dashboard's list page over 10,000 Applications: server time per page and heap (issue 34; not part of make bench; ~3 min)
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) go test ./test/dashboard -run '^$$' -bench Dashboard -benchtime 20x -count 1 -timeout 30m $(BENCH_ARGS)
 
+.PHONY: bench-reconcile
+bench-reconcile: tools ## One steady re-sync pass of the soak's Application, in watch and timer mode, on a real API server: CPU, bytes and allocations per pass (issue 49; not part of make bench; ~2 min)
+	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) go test ./internal/controller/application -run '^$$' -bench SteadyPass -benchtime 2000x -count 1 -timeout 30m $(BENCH_ARGS)
+
 .PHONY: bench-soak
 bench-soak: tools build bench-binaries ## The soak alone: 100 apps re-syncing every 10 s for 10 min per controller (~25 min); keeps the other results
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) bin/stewardbench --profile full --scenarios soak --merge $(BENCH_ARGS)

@@ -19,7 +19,7 @@ import (
 const webApp = controllertest.WebApp
 
 // waitReady waits until the Application is Ready for its generation.
-func waitReady(t *testing.T, ns, name string) *v1beta1.Application {
+func waitReady(t testing.TB, ns, name string) *v1beta1.Application {
 	t.Helper()
 	return controllertest.WaitReady(t, ns, name)
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/steward-oam/steward/internal/controller/controllertest"
 )
 
-func getDeployment(t *testing.T, ns, name string) (*appsv1.Deployment, error) {
+func getDeployment(t testing.TB, ns, name string) (*appsv1.Deployment, error) {
 	t.Helper()
 	return controllertest.GetDeployment(t, ns, name)
 }

@@ -47,6 +47,8 @@ type testOpts struct {
 	MetricsAddr string
 	// DefinitionRevisionLimit is --definition-revision-limit.
 	DefinitionRevisionLimit int
+	// onReconciler sees the reconciler, for a benchmark that calls it.
+	onReconciler func(*Reconciler)
 }
 
 // testOptions are fast options for tests: short re-sync, no servers.
@@ -69,7 +71,7 @@ func testOptions() testOpts {
 }
 
 // startManager runs a manager with opts on cfg until the test ends.
-func startManager(t *testing.T, cfg *rest.Config, opts testOpts) {
+func startManager(t testing.TB, cfg *rest.Config, opts testOpts) {
 	t.Helper()
 	startStoppableManager(t, cfg, opts)
 }
@@ -78,7 +80,7 @@ func startManager(t *testing.T, cfg *rest.Config, opts testOpts) {
 // the definition reconcilers, registered as internal/controller/manager
 // registers them, and returns a function that stops it, as if the process
 // had been killed: nothing runs after it returns.
-func startStoppableManager(t *testing.T, cfg *rest.Config, opts testOpts) func() {
+func startStoppableManager(t testing.TB, cfg *rest.Config, opts testOpts) func() {
 	t.Helper()
 	if cfg == nil {
 		requireControlPlane(t)
@@ -110,6 +112,9 @@ func startStoppableManager(t *testing.T, cfg *rest.Config, opts testOpts) func()
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatalf("setting up the reconciler: %v", err)
 	}
+	if opts.onReconciler != nil {
+		opts.onReconciler(r)
+	}
 	if err := definition.Setup(mgr, r.Renderer, r.Recorder, definition.Options{Revisions: opts.DefinitionRevisions,
 		SystemNamespace: opts.SystemDefinitionNS, RevisionLimit: opts.DefinitionRevisionLimit, Sharded: opts.Sharding.Enabled}); err != nil {
 		t.Fatalf("setting up the definition reconcilers: %v", err)
@@ -136,13 +141,13 @@ func createFromYAML(t *testing.T, ns, doc string, obj client.Object) {
 
 // createApp creates an Application from doc in ns, deleted when the test
 // ends while its manager still runs.
-func createApp(t *testing.T, ns, doc string) *v1beta1.Application {
+func createApp(t testing.TB, ns, doc string) *v1beta1.Application {
 	t.Helper()
 	return controllertest.CreateApp(t, ns, doc)
 }
 
 // eventually polls cond until it returns nil or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
+func eventually(t testing.TB, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
 	controllertest.Eventually(t, timeout, what, cond)
 }

@@ -43,7 +43,7 @@ func startWatching(t *testing.T, opts testOpts) (*watch.Watcher, func()) {
 
 // waitInformer waits until the watcher runs (or, with running false, no
 // longer runs) an informer for kind, "Deployment.apps@local".
-func waitInformer(t *testing.T, w *watch.Watcher, kind string, running bool) {
+func waitInformer(t testing.TB, w *watch.Watcher, kind string, running bool) {
 	t.Helper()
 	eventually(t, 30*time.Second, fmt.Sprintf("informer %s running=%v", kind, running), func() error {
 		if slices.Contains(w.Informers(), kind) != running {

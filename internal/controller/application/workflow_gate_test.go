@@ -225,7 +225,7 @@ spec:
 
 // setReady plays the Deployment controller, which envtest does not run:
 // the Deployment becomes ready, so its health policy passes.
-func setReady(t *testing.T, ns, name string) {
+func setReady(t testing.TB, ns, name string) {
 	t.Helper()
 	eventually(t, 20*time.Second, "deployment "+ns+"/"+name+" made ready", func() error {
 		dep, err := getDeployment(t, ns, name)
