@@ -107,9 +107,10 @@ func partOf(s *profile.Sample) string {
 	return otherPart
 }
 
-// FillProfiles summarises again the steady windows' CPU profiles of res
-// that are still on disk, so that a change to the parts shows in a
-// regenerated report; a profile no longer there keeps its summary.
+// FillProfiles summarises again the steady windows' CPU profiles and the
+// soak's heap profiles of res that are still on disk, so that a change to
+// the parts shows in a regenerated report; a profile no longer there keeps
+// its summary.
 func FillProfiles(res *record.Results) {
 	fill := func(w *record.SteadyWindow) {
 		if w.Profile == "" {
@@ -128,4 +129,5 @@ func FillProfiles(res *record.Results) {
 			fill(&res.Shards[i].Replicas[j].Steady)
 		}
 	}
+	fillHeapProfiles(res)
 }

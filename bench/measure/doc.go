@@ -58,12 +58,18 @@
 //     first part of a fixed list that matches (cpuprofile.go); FillProfiles
 //     splits profiles still on disk again, so that a change to the parts
 //     shows in a regenerated report.
+//   - The soak's heap profile (heapprofile.go, /debug/pprof/heap?gc=1
+//     after the same forced collection) is summed by the Go package of
+//     the allocating function: the innermost frame outside the runtime,
+//     reflect, sync and the standard library's internal packages, since
+//     makeslice, reflect.New or a sync.Map allocate for their caller.
 //
 // # Files
 //
 //	controlplane.go  ControlPlane: an etcd and kube-apiserver per (scenario, controller), and its request counts
 //	cost.go          Usage and CostSince: CPU per reconcile and per render, from the process tree and the stage histogram
 //	cpuprofile.go    a CPU profile split into the controller's parts; FillProfiles
+//	heapprofile.go   HeapProfile: a heap profile after a forced GC, its in-use space by package
 //	memory.go        SampleMemory: heap after GC and RSS at one moment, forced through pprof or sampled on /metrics
 //	process.go       Process and StartController: the controller under test, started with its placeholders filled
 //	proctree.go      CPUTime and ChildMemory: the controller's whole process tree, read from /proc

@@ -35,5 +35,5 @@
 //	profile.go       scenario names, Profile and each scenario's sizes, the full and quick profiles
 //	requests.go      RequestKey and RequestCounts: API requests by verb and resource, as results keep them
 //	results.go       Results and what every scenario records; WriteJSON and Read
-//	results_soak.go  SoakResult: heap over the soak, its growth and heap retained per reconcile
+//	results_soak.go  SoakResult: heap over the soak, its growth and heap retained per reconcile; HeapPackage
 package record

@@ -335,3 +335,24 @@ func TestReport_CPUByScenario(t *testing.T) {
 		t.Errorf("no CPU chart: %v", err)
 	}
 }
+
+// A soak that ended with a heap profile says where its heap lay; one
+// recorded before the harness read it says nothing.
+func TestSoakSection_TopInUseHeapByPackage(t *testing.T) {
+	res := fixtureResults()
+	res.Soak[0].HeapProfile = "bench/results/logs/20261207T000000Z/soak-steward-heap.pprof"
+	res.Soak[0].HeapByPackage = []record.HeapPackage{
+		{Package: "k8s.io/client-go/tools/cache", Bytes: 3 * mib, Share: 0.5},
+		{Package: "cuelang.org/go/internal/core/adt", Bytes: 2 * mib, Share: 1.0 / 3},
+		{Package: "other packages", Bytes: 1 * mib, Share: 1.0 / 6},
+	}
+	page := soakSection(res, "img", nil)
+	want := "- **steward**, 6.0 MiB in the profile (`soak-steward-heap.pprof`): top in-use heap by package: " +
+		"3.0 MiB k8s.io/client-go/tools/cache (50%), 2.0 MiB cuelang.org/go/internal/core/adt (33%), 1.0 MiB other packages (17%)\n"
+	if !strings.Contains(page, want) {
+		t.Errorf("soak section lacks %q:\n%s", want, page)
+	}
+	if strings.Contains(page, "**owns**") {
+		t.Errorf("a soak without a heap profile has a heap line:\n%s", page)
+	}
+}

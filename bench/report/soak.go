@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -41,6 +42,7 @@ func soakSection(res *record.Results, imgDir string, charts []string) string {
 	}
 	fmt.Fprintf(&b, "\n\n")
 	b.WriteString(soakGrowthTable(res.Soak))
+	b.WriteString(soakHeapByPackage(res.Soak))
 	b.WriteString("\nPer minute (reconciles counted from minute 0):\n\n")
 	b.WriteString(soakMinuteTable(res.Soak))
 	b.WriteString(chartLink(imgDir, SoakChart, "Heap in use after GC and RSS over the soak", charts))
@@ -56,6 +58,37 @@ func soakSection(res *record.Results, imgDir string, charts []string) string {
 		b.WriteString("\n")
 		b.WriteString(soakMinuteTable(ref.Soak))
 		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// soakHeapTop is how many packages the soak section names per controller.
+const soakHeapTop = 8
+
+// soakHeapByPackage says, per controller whose soak ended with a heap
+// profile, where its heap in use lay: "top in-use heap by package: 4.2 MiB
+// k8s.io/client-go/tools/cache (31%), ...". Soaks recorded before the
+// harness read the profile say nothing.
+func soakHeapByPackage(results []record.SoakResult) string {
+	var b strings.Builder
+	for _, sk := range results {
+		if len(sk.HeapByPackage) == 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			fmt.Fprintf(&b, "\nAfter the last point the harness reads a heap profile after the same forced collection\n")
+			fmt.Fprintf(&b, "(`/debug/pprof/heap?gc=1`, kept in the run's log directory for `go tool pprof -inuse_space`) and\n")
+			fmt.Fprintf(&b, "sums its in-use space by the Go package of the allocating function (the innermost frame outside\n")
+			fmt.Fprintf(&b, "the runtime, reflect and sync, which allocate for their callers). The profile estimates from its\n")
+			fmt.Fprintf(&b, "samples, one per 512 KiB allocated by default, so figures under a MiB are rough and the sum differs\n")
+			fmt.Fprintf(&b, "from `HeapAlloc`; `GODEBUG=memprofilerate=4096` in stewardbench's environment samples finely:\n\n")
+		}
+		total := 0.0
+		for _, h := range sk.HeapByPackage {
+			total += h.Bytes
+		}
+		fmt.Fprintf(&b, "- **%s**, %s in the profile (`%s`): top in-use heap by package: %s\n", sk.Controller, mibText(total),
+			filepath.Base(sk.HeapProfile), record.HeapPackagesText(sk.HeapByPackage, soakHeapTop))
 	}
 	return b.String()
 }

@@ -32,6 +32,9 @@
 //     fleet's from the process start until every app is Ready
 //     (fleet.go), the soak's over the whole soak, which also reads the RSS
 //     of the child processes each minute next to the controller's.
+//   - The soak ends with a heap profile in the log directory, summed by
+//     package (measure.Process.HeapProfile); one that cannot be read loses
+//     its summary, not the soak's figures.
 //   - The soak's webservice apps need rolled-out Deployments to be
 //     healthy; the control plane runs no Deployment controller, so the
 //     harness writes their status (waitHealthy, soak.go).

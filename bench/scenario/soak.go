@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -63,6 +64,8 @@ func NewSoakApplication(namespace, name string, annotations map[string]string) (
 // The memory of the controller's child processes (Steward's CUE
 // evaluators) is read at the same moments, and must stay flat too; the
 // CPU of the whole process tree is divided by the reconciles of the soak.
+// A heap profile read after the last point is written to the log
+// directory and summed by package: where the level of the heap lies.
 func (r *runner) soak(ctx context.Context, s *session) error {
 	cfg := r.opts.Profile.Soak
 	if !s.controller.ServesPprof() {
@@ -126,6 +129,14 @@ func (r *runner) soak(ctx context.Context, s *session) error {
 		if time.Duration(i)*cfg.SampleEvery.D() >= cfg.Duration.D() {
 			break
 		}
+	}
+	// A heap profile that cannot be read loses its summary, not the soak.
+	profile := filepath.Join(r.opts.LogDir, s.scenario+"-"+s.controller.Name+"-heap.pprof")
+	if pkgs, err := s.proc.HeapProfile(ctx, profile); err != nil {
+		s.progress("no heap profile: %v", err)
+	} else {
+		res.HeapProfile, res.HeapByPackage = profile, pkgs
+		s.progress("heap profile %s: top in-use heap by package: %s", profile, record.HeapPackagesText(pkgs, 5))
 	}
 	r.res.Soak = append(r.res.Soak, res)
 	return nil

@@ -249,7 +249,7 @@ func envOr(key, def string) string {
 	return def
 }
 
-// fillProfiles summarises the CPU profiles of results read from path
+// fillProfiles summarises the CPU and heap profiles of results read from path
 // that a run wrote before it summarised them itself, and writes the
 // summaries back.
 func fillProfiles(res *record.Results, path string) error {
