@@ -39,3 +39,18 @@ func TestBudget_OverByMoreThanTheToleranceIsAnnounced(t *testing.T) {
 		t.Errorf("a 30-app soak held against the 100-app budget: %v", checks)
 	}
 }
+
+// The soak's heap after GC at its last minute is held against its budget
+// in each mode.
+func TestBudget_SoakHeapAfterGC(t *testing.T) {
+	res := &record.Results{Controllers: []record.Controller{{Name: "steward", Command: "steward controller"}, {Name: "steward-watch", Command: "steward controller " + record.WatchModeFlag}}}
+	point := func(mib float64) record.SoakPoint { return record.SoakPoint{HeapInuse: mib * (1 << 20)} }
+	res.Soak = []record.SoakResult{
+		{Controller: "steward", Apps: 100, Points: []record.SoakPoint{point(30), point(19)}},
+		{Controller: "steward-watch", Apps: 100, Points: []record.SoakPoint{point(19), point(25)}},
+	}
+	over := OverBudget(res)
+	if len(over) != 1 || !strings.Contains(over[0], "steward-watch (watch mode): heap after GC 25.00 MiB") {
+		t.Fatalf("over budget: %v; want the watch soak's last minute only", over)
+	}
+}
