@@ -38,30 +38,9 @@ const otherPart = "other"
 // summariseProfile splits the CPU profile at path into parts, largest
 // first.
 func summariseProfile(path string) ([]record.ProfilePart, error) {
-	f, err := os.Open(path)
+	byPart, total, err := sumProfile(path, "CPU", "cpu", partOf)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil {
-		return nil, fmt.Errorf("CPU profile %s: %w", path, err)
-	}
-	cpu := -1
-	for i, st := range p.SampleType {
-		if st.Type == "cpu" {
-			cpu = i
-		}
-	}
-	if cpu < 0 {
-		return nil, fmt.Errorf("CPU profile %s: no cpu samples", path)
-	}
-	total := 0.0
-	byPart := map[string]float64{}
-	for _, s := range p.Sample {
-		v := float64(s.Value[cpu])
-		total += v
-		byPart[partOf(s)] += v
 	}
 	var out []record.ProfilePart
 	if total == 0 {
@@ -130,4 +109,36 @@ func FillProfiles(res *record.Results) {
 		}
 	}
 	fillHeapProfiles(res)
+}
+
+// sumProfile sums the samples of type sampleType (cpu, inuse_space) of the
+// profile at path (a kind of profile, for errors) by the key each sample
+// is counted under, and returns the sums and their total.
+func sumProfile(path, kind, sampleType string, key func(*profile.Sample) string) (map[string]float64, float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s profile %s: %w", kind, path, err)
+	}
+	index := -1
+	for i, st := range p.SampleType {
+		if st.Type == sampleType {
+			index = i
+		}
+	}
+	if index < 0 {
+		return nil, 0, fmt.Errorf("%s profile %s: no %s samples", kind, path, sampleType)
+	}
+	total := 0.0
+	sums := map[string]float64{}
+	for _, s := range p.Sample {
+		v := float64(s.Value[index])
+		total += v
+		sums[key(s)] += v
+	}
+	return sums, total, nil
 }

@@ -66,30 +66,9 @@ func (p *Process) HeapProfile(ctx context.Context, path string) ([]record.HeapPa
 // Go package of the function that allocated it, largest first: the
 // heapTopPackages largest, then the rest as otherPackages.
 func summariseHeap(path string) ([]record.HeapPackage, error) {
-	f, err := os.Open(path)
+	byPkg, total, err := sumProfile(path, "heap", "inuse_space", allocatingPackage)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil {
-		return nil, fmt.Errorf("heap profile %s: %w", path, err)
-	}
-	inuse := -1
-	for i, st := range p.SampleType {
-		if st.Type == "inuse_space" {
-			inuse = i
-		}
-	}
-	if inuse < 0 {
-		return nil, fmt.Errorf("heap profile %s: no inuse_space samples", path)
-	}
-	total := 0.0
-	byPkg := map[string]float64{}
-	for _, s := range p.Sample {
-		v := float64(s.Value[inuse])
-		total += v
-		byPkg[allocatingPackage(s)] += v
 	}
 	var out []record.HeapPackage
 	if total == 0 {
