@@ -2,11 +2,11 @@
 // (WithValues) and hands them to the sink below only with a line it
 // writes. zapr encodes values the moment they are added: the Application
 // controller's logger for each reconcile (the request's name, namespace
-// and reconcile ID) cost a clone of zap's encoder on every pass, about 7%
-// of a steady watch-mode pass's CPU, although at the default verbosity no
-// line of the pass is written. With this sink a logger whose lines are off
-// costs a slice of values, and a line written carries the same values in
-// the same order.
+// and reconcile ID) cost clones of zap's encoder on every pass, 7.3 µs,
+// 5,977 bytes and 39 allocations (BenchmarkRequestLogger), although at the
+// default verbosity no line of the pass is written. With this sink it
+// costs 0.9 µs, 560 bytes and 11 allocations, and a line written carries
+// the same values in the same order.
 //
 // Usage:
 //

@@ -88,9 +88,9 @@ func New(mgr manager.Manager, cfg *rest.Config, opts Options, m *metrics.Metrics
 	registry := clusters.Registry()
 	// Timer mode keeps the same record, for metadata-only reads, and runs
 	// no informer.
-	wopts := watch.Options{Clusters: clusters, Metrics: m, Timer: true}
-	if opts.DriftDetection == watch.ModeWatch {
-		wopts = watch.Options{Clusters: clusters, Metrics: m, Supervise: opts.watchSupervise, FullReadPeriod: opts.WatchFullReadPeriod}
+	wopts := watch.Options{Clusters: clusters, Metrics: m, Timer: opts.DriftDetection != watch.ModeWatch}
+	if !wopts.Timer {
+		wopts.Supervise, wopts.FullReadPeriod = opts.watchSupervise, opts.WatchFullReadPeriod
 		if opts.Sharding.Enabled {
 			// The objects StateKeep applies carry the shard label
 			// (apply.Applier.Shard): the API server sends each replica its
