@@ -21,6 +21,10 @@ type Kind struct {
 	// PublishVersion names a versioned tracker by the Application's
 	// app.oam.dev/publishVersion instead of its generation.
 	PublishVersion string
+	// Revision is the ApplicationRevision a versioned tracker records
+	// (app.oam.dev/appRevision): a tracker Record creates carries the
+	// label from its first write. It is not part of the tracker's name.
+	Revision string
 }
 
 // Root is the tracker of resources whose lifetime is the Application's.

@@ -77,6 +77,9 @@ func (s *Store) create(ctx context.Context, app AppRef, k Kind, generation int64
 	name := Name(app.Name, app.Namespace, k)
 	labels := Labels(app.Name, app.Namespace, k)
 	labels[v1beta1.LabelAppUID] = app.UID
+	if k.Revision != "" {
+		labels[v1beta1.LabelAppRevision] = k.Revision
+	}
 	s.stampShard(labels)
 	var annotations map[string]string
 	if k.PublishVersion != "" {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/steward-oam/steward/api/v1beta1"
 	"github.com/steward-oam/steward/internal/apprevision"
+	"github.com/steward-oam/steward/internal/tracker"
 )
 
 // appRevisions lists an Application's ApplicationRevisions, oldest first.
@@ -274,4 +275,82 @@ func TestAppRevision_UpWithRevisionTakesUpTheRevisionTheCLIWrote(t *testing.T) {
 	if revs := appRevisions(t, ns, "web"); revisionNames(revs) != "web-v1,web-v2" {
 		t.Errorf("revisions %s, want web-v1,web-v2: Steward wrote its own", revisionNames(revs))
 	}
+}
+
+// A version's revision costs no request beyond its own: the version's
+// tracker is created labelled with it (one write more, the end of its
+// dispatch, not two), the revision's status is written over the revision
+// the pass created rather than read back, and a new Application, which
+// can have no revisions yet, lists none.
+func TestAppRevision_RecordedWithoutExtraRequests(t *testing.T) {
+	ns := newNamespace(t)
+	log := &requestLog{}
+	startManager(t, log.wrap(testCfg), testOptions())
+	revisions := "GET /apis/core.oam.dev/v1beta1/namespaces/" + ns + "/applicationrevisions"
+	for i, spec := range []string{v1Spec, v2Spec} {
+		gen := int64(i + 1)
+		name := fmt.Sprintf("web-v%d", gen)
+		rt := tracker.Name("web", ns, tracker.Versioned(gen))
+		if i == 0 {
+			createApp(t, ns, "metadata: {name: web}\nspec:"+indent(spec))
+			waitRevisions(t, ns, "web", name)
+		} else {
+			setSpec(t, ns, "web", spec, nil)
+			waitRevisions(t, ns, "web", "web-v1", name)
+		}
+		waitSucceeded(t, ns, name)
+		if got := revisionLabel(t, ns, rt); got != name {
+			t.Errorf("tracker %s labelled %q, want %s", rt, got, name)
+		}
+		if n := log.count("PATCH /apis/core.oam.dev/v1beta1/resourcetrackers/" + rt + "?"); n > 1 {
+			t.Errorf("version %d: its tracker was patched %d times, want at most once (its dispatch)", gen, n)
+		}
+		if n := log.count(revisions + "/" + name + "?"); n > 0 {
+			t.Errorf("version %d: its revision was read back %d times", gen, n)
+		}
+		if n := log.count(revisions + "?"); i == 0 && n > 0 {
+			t.Errorf("a new Application's revisions were listed %d times", n)
+		}
+	}
+}
+
+// A new Application whose first revision's name an earlier Application of
+// the same name left (its revisions not yet collected) never writes into
+// that revision: it takes the next number, and its tracker names it.
+func TestAppRevision_NewApplicationNamesPastALeftRevision(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	earlier := &v1beta1.Application{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, UID: "0ld-uid"}}
+	left, err := apprevision.Build(earlier, apprevision.Definitions{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left.Namespace = ns
+	if err := testClient.Create(ctx, left); err != nil {
+		t.Fatal(err)
+	}
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+	waitRevisions(t, ns, "web", "web-v1", "web-v2")
+	waitSucceeded(t, ns, "web-v2")
+	if got := revisionLabel(t, ns, tracker.Name("web", ns, tracker.Versioned(1))); got != "web-v2" {
+		t.Errorf("the version's tracker is labelled %q, want web-v2", got)
+	}
+	after := &v1beta1.ApplicationRevision{}
+	if err := testClient.Get(ctx, client.ObjectKeyFromObject(left), after); err != nil {
+		t.Fatal(err)
+	}
+	if after.ResourceVersion != left.ResourceVersion {
+		t.Errorf("the revision the earlier Application left was written (resourceVersion %s, was %s): %+v", after.ResourceVersion, left.ResourceVersion, after.Status)
+	}
+}
+
+// revisionLabel is the revision tracker name of app web is labelled with.
+func revisionLabel(t *testing.T, ns, name string) string {
+	t.Helper()
+	rt := trackerNamed(t, ns, "web", name)
+	if rt == nil {
+		t.Fatalf("no tracker %s", name)
+	}
+	return rt.Labels[v1beta1.LabelAppRevision]
 }

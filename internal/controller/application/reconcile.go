@@ -287,8 +287,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *facts.Pass) error {
 	return err
 }
 
-// errStatusMoved: the status was not written because the Application
-// changed since the pass read it.
+// errStatusMoved: the status was not written; the Application changed since the pass read it.
 var errStatusMoved = errors.New("the application changed meanwhile")
 
 // conflictRetry is how soon an Application whose finalizers changed under

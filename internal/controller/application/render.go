@@ -168,6 +168,7 @@ func (r *Reconciler) renderAndRecord(ctx context.Context, s *facts.Pass) error {
 	// too, with their manifests: a rollback to it applies what it
 	// rendered of them, and an object it does not list is one it does not
 	// render (inventory.Garbage).
+	kind.Revision = r.Revisions.NameFor(ctx, s, kind) // a new tracker is created labelled with it
 	rt, err := r.Trackers.Record(ctx, ref, kind, gen, inventory.WithRoot(versioned, root), tracker.DeleteMissing, marks)
 	if err != nil {
 		s.RecordErr = err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,6 +18,7 @@ import (
 	"github.com/steward-oam/steward/internal/controller/application/facts"
 	"github.com/steward-oam/steward/internal/definition"
 	"github.com/steward-oam/steward/internal/delivery"
+	"github.com/steward-oam/steward/internal/tracker"
 )
 
 // +kubebuilder:rbac:groups=core.oam.dev,resources=applicationrevisions,verbs=get;list;create;update;patch;delete
@@ -55,20 +57,24 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 		return nil
 	}
 	name := s.Current.Labels[v1beta1.LabelAppRevision]
-	if name != "" && !s.RolledBack && s.App.Status.LatestRevision != nil && s.App.Status.LatestRevision.Name == name {
+	if name != "" && name != s.Revisions.Named && !s.RolledBack && s.App.Status.LatestRevision != nil && s.App.Status.LatestRevision.Name == name {
 		return nil
 	}
-	revs, err := k.list(ctx, s.App)
+	revs, err := k.listOnce(ctx, s)
 	if err != nil {
 		s.SetRetry(err)
 		return nil
 	}
 	if name == "" {
-		name = k.revisionNameFor(s, revs)
-		if err := k.labelTracker(ctx, s, name); err != nil {
-			s.SetRetry(err)
-			return nil
-		}
+		name = revisionName(s.App, s.Older, s.Current, revs)
+		err = k.labelTracker(ctx, s, name)
+	}
+	if err == nil {
+		err = k.unlabelOlder(ctx, s, name)
+	}
+	if err != nil {
+		s.SetRetry(err)
+		return nil
 	}
 	defs, err := k.definitions(ctx, s.App)
 	if err != nil {
@@ -87,6 +93,10 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 			err = k.Client.Create(ctx, rev)
 		}
 		switch {
+		case apierrors.IsAlreadyExists(err) && s.Revisions.Unlisted:
+			// The name is held by a revision an earlier Application of
+			// the same name left: the version takes the next free one.
+			return k.renameUnlisted(ctx, s, name)
 		case apierrors.IsAlreadyExists(err):
 			// Written meanwhile (a pass that did not get to label the
 			// status): it is the version's.
@@ -97,6 +107,7 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 		default:
 			ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Created an application revision", "applicationRevision", name)
 			revs = append(revs, *rev)
+			s.Revisions.Written = rev
 		}
 	} else if changed, err := apprevision.Refill(live, defs, revisionCompression); err != nil || changed {
 		if err == nil {
@@ -107,6 +118,7 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 			return nil
 		}
 		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Recorded the definitions in the application revision live again", "applicationRevision", name)
+		s.Revisions.Written = live
 	}
 	if prev := s.App.Status.LatestRevision; prev != nil && prev.Name != name {
 		if old := findRevision(revs, prev.Name); old != nil {
@@ -133,40 +145,99 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 	return nil
 }
 
-// revisionNameFor names the live version's revision: the revision of its
-// publishVersion that no other tracker names (`vela up --revision` writes
+// renameUnlisted lists the revisions a new Application found a name of
+// taken by (left by an earlier Application of the same name), and
+// records the version under the next free name instead: its tracker is
+// labelled again and the revision created, never written over the other.
+func (k *Keeper) renameUnlisted(ctx context.Context, s *facts.Pass, taken string) error {
+	s.Revisions.RevisionsListed, s.Revisions.Unlisted = false, false
+	revs, err := k.listOnce(ctx, s)
+	if err == nil {
+		name := revisionName(s.App, s.Older, s.Current, revs)
+		if n, _ := apprevision.NumberOf(taken); name == taken {
+			// Taken by an object the list does not show as the
+			// Application's.
+			name = apprevision.NameOf(s.App.Name, n+1)
+		}
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped an application revision name an earlier Application left", "applicationRevision", taken, "instead", name)
+		if err = k.labelTracker(ctx, s, name); err == nil {
+			return k.Record(ctx, s)
+		}
+	}
+	s.SetRetry(err)
+	return nil
+}
+
+// NameFor names the revision of the version kind that renderAndRecord is
+// about to record, when it records it in a new tracker, so that the tracker is created
+// labelled with it rather than labelled by a second write. The revisions
+// it lists are the ones Record then uses. "" when revisions are off or
+// cannot be listed: Record then labels the tracker as it does one
+// recorded without a name.
+func (k *Keeper) NameFor(ctx context.Context, s *facts.Pass, kind tracker.Kind) string {
+	name := tracker.Name(s.App.Name, s.App.Namespace, kind)
+	if k == nil || !k.On || s.Deleting || (s.Current != nil && s.Current.Name == name) {
+		// Off, or the version's tracker exists: it is not created.
+		return ""
+	}
+	if s.Current == nil && len(s.Older) == 0 && s.App.Status.LatestRevision == nil && kind.PublishVersion == "" {
+		// A new Application: its first revision, named without a list.
+		s.Revisions.Listed, s.Revisions.RevisionsListed, s.Revisions.Unlisted = nil, true, true
+		s.Revisions.Named = apprevision.NameOf(s.App.Name, max(1, s.App.Generation))
+		return s.Revisions.Named
+	}
+	revs, err := k.listOnce(ctx, s)
+	if err != nil {
+		return ""
+	}
+	// The tracker about to be recorded, as it will be: the current one
+	// becomes older.
+	next := &v1beta1.ResourceTracker{Spec: v1beta1.ResourceTrackerSpec{ApplicationGeneration: s.App.Generation}}
+	if kind.PublishVersion != "" {
+		next.Annotations = map[string]string{v1beta1.AnnotationPublishVersion: kind.PublishVersion}
+	}
+	older := slices.DeleteFunc(slices.Clone(s.Older), func(o v1beta1.ResourceTracker) bool { return o.Name == name })
+	if s.Current != nil && s.Current.Name != name {
+		older = append(older, *s.Current)
+	}
+	s.Revisions.Named = revisionName(s.App, older, next, revs)
+	return s.Revisions.Named
+}
+
+// revisionName names the revision of version current: the revision of its
+// publishVersion that no older tracker names (`vela up --revision` writes
 // one before Steward sees the version), else the next number, and for an
 // Application without publishVersion at least its generation, so that the
 // revision's name is the one its objects are labelled with.
-func (k *Keeper) revisionNameFor(s *facts.Pass, revs []v1beta1.ApplicationRevision) string {
+func revisionName(app *v1beta1.Application, older []v1beta1.ResourceTracker, current *v1beta1.ResourceTracker, revs []v1beta1.ApplicationRevision) string {
 	// An older tracker claims a revision only while the revision is of its
 	// version: `vela workflow rollback` deletes the revisions after the one
 	// it goes back to, and `vela up --revision` then writes one under a
 	// name such a tracker still carries.
 	claimed := map[string]bool{}
-	for _, o := range s.Older {
+	for _, o := range older {
 		if n := o.Labels[v1beta1.LabelAppRevision]; n != "" {
 			if rev := findRevision(revs, n); rev == nil || apprevision.PublishVersionOf(rev) == o.Annotations[v1beta1.AnnotationPublishVersion] {
 				claimed[n] = true
 			}
 		}
 	}
-	if pv := apprevision.PublishVersionOf(s.App); pv != "" {
+	if pv := apprevision.PublishVersionOf(app); pv != "" {
 		if rev := apprevision.ForVersion(revs, pv); rev != nil && !claimed[rev.Name] {
 			return rev.Name
 		}
 	}
-	latest := s.App.Status.LatestRevision
-	if latest != nil && latest.Name == delivery.RevisionNameOf(s.App.Name, s.Current.Annotations[v1beta1.AnnotationPublishVersion], s.Current.Spec.ApplicationGeneration) {
+	latest := app.Status.LatestRevision
+	if latest != nil && latest.Name == delivery.RevisionNameOf(app.Name, current.Annotations[v1beta1.AnnotationPublishVersion], current.Spec.ApplicationGeneration) {
 		// The status names this very version the way Steward named it
 		// before it wrote revisions: its number is free.
 		latest = nil
 	}
 	n := apprevision.Next(latest, revs)
-	if apprevision.PublishVersionOf(s.App) == "" {
-		n = max(n, s.Current.Spec.ApplicationGeneration)
+	if apprevision.PublishVersionOf(app) == "" {
+		n = max(n, current.Spec.ApplicationGeneration)
 	}
-	return apprevision.NameOf(s.App.Name, n)
+	return apprevision.NameOf(app.Name, n)
 }
 
 // labelTracker labels the live version's tracker with its revision's
@@ -182,8 +253,13 @@ func (k *Keeper) labelTracker(ctx context.Context, s *facts.Pass, name string) e
 		return fmt.Errorf("labelling resource tracker %s with its revision: %w", s.Current.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Labelled the version's resource tracker with its application revision", "resourceTracker", s.Current.Name, "applicationRevision", name)
-	// An older tracker left with the name (its revision was deleted, and
-	// the name written again) loses it: a name finds one tracker.
+	return nil
+}
+
+// unlabelOlder takes the name from an older tracker left with it (its
+// revision was deleted, and the name written again): a name finds one
+// tracker.
+func (k *Keeper) unlabelOlder(ctx context.Context, s *facts.Pass, name string) error {
 	for i := range s.Older {
 		o := &s.Older[i]
 		if o.Labels[v1beta1.LabelAppRevision] != name {
@@ -218,10 +294,14 @@ func (k *Keeper) Outcome(ctx context.Context, s *facts.Pass, before *v1beta1.App
 		before.Status.Phase == s.App.Status.Phase && equality.Semantic.DeepEqual(before.Status.Workflow, s.App.Status.Workflow) {
 		return
 	}
-	rev := &v1beta1.ApplicationRevision{}
-	if err := k.Reader.Get(ctx, client.ObjectKey{Namespace: s.App.Namespace, Name: name}, rev); err != nil {
-		ctrl.LoggerFrom(ctx).V(1).Info("Application revision not read for its status", "applicationRevision", name, "error", err.Error())
-		return
+	rev := s.Revisions.Written
+	if rev == nil || rev.Name != name {
+		// Not written in this pass: read as it stands.
+		rev = &v1beta1.ApplicationRevision{}
+		if err := k.Reader.Get(ctx, client.ObjectKey{Namespace: s.App.Namespace, Name: name}, rev); err != nil {
+			ctrl.LoggerFrom(ctx).V(1).Info("Application revision not read for its status", "applicationRevision", name, "error", err.Error())
+			return
+		}
 	}
 	o := apprevision.OutcomeOf(s.App, name, metav1.Now())
 	if !o.Apply(rev) {
@@ -253,6 +333,19 @@ func (k *Keeper) Delete(ctx context.Context, app *v1beta1.Application) error {
 		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Deleted an application revision with its Application", "applicationRevision", revs[i].Name)
 	}
 	return errors.Join(errs...)
+}
+
+// listOnce lists the Application's revisions the first time a pass asks
+// for them, and gives the same list after.
+func (k *Keeper) listOnce(ctx context.Context, s *facts.Pass) ([]v1beta1.ApplicationRevision, error) {
+	if !s.Revisions.RevisionsListed {
+		revs, err := k.list(ctx, s.App)
+		if err != nil {
+			return nil, err
+		}
+		s.Revisions.Listed, s.Revisions.RevisionsListed = revs, true
+	}
+	return s.Revisions.Listed, nil
 }
 
 // list lists the Application's revisions from the API server:

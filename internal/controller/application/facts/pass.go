@@ -22,6 +22,7 @@ type Pass struct {
 	Takeover
 	Policies
 	RenderReport
+	Revisions
 	HealthReport
 	State
 
@@ -128,6 +129,26 @@ type RenderReport struct {
 	// Parallelism is the smallest parallelism the deploy steps of a
 	// version rendered in this pass set; 0 for none.
 	Parallelism int
+}
+
+// Revisions is what the pass read and wrote of the Application's
+// ApplicationRevisions (apprev.Keeper), so that it reads each once.
+type Revisions struct {
+	// Listed are the Application's revisions as the pass listed them,
+	// valid when RevisionsListed.
+	Listed          []v1beta1.ApplicationRevision
+	RevisionsListed bool
+	// Unlisted is true when the pass took Listed to be empty without
+	// listing: the Application is new (no tracker, no revision in its
+	// status, no publishVersion), so only an earlier Application of the
+	// same name can have left revisions, which creating one finds.
+	Unlisted bool
+	// Named is the revision name NameFor gave the tracker this pass
+	// recorded: Record goes on even when the status names it already.
+	Named string
+	// Written is the live version's revision as the pass created or
+	// updated it: its status is written over it.
+	Written *v1beta1.ApplicationRevision
 }
 
 // HealthReport is what evaluateHealth found, for dispatchPostTraits and status.
