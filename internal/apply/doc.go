@@ -34,6 +34,7 @@
 //	normalize.go   normalize: quantities and stringData in the form the API server stores, so they compare equal
 //	patched.go     PatchedFields: the dotted paths a client-side patch changes, for drift reports
 //	restore.go     Restore: an object put back to its last-applied configuration (read-only and take-over policies)
+//	schemas.go     the schemas of the built-in kinds compared so far, each cut from client-go's whole schema
 //	serverside.go  the ServerSide method: create, apply, forced conflicts (Conflict), the csaupgrade of client-side objects
 //	shared.go      the shared-resource policy: app.oam.dev/shared-by, joining and leaving sharers, Release
 package apply

@@ -5,35 +5,22 @@ import (
 	"maps"
 	"sort"
 	"strings"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/client-go/applyconfigurations"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/steward-oam/steward/api/v1beta1"
 )
 
-// builtinTypes converts the kinds client-go knows to typed values with
-// their schema (associative lists keyed as the API server keys them);
-// other kinds are deduced (maps granular, lists atomic), as the API server
-// treats a custom resource whose schema says nothing more.
-var builtinTypes = sync.OnceValue(func() managedfields.TypeConverter {
-	return applyconfigurations.NewTypeConverter(clientgoscheme.Scheme)
-})
-
-// LoadSchemas parses the schemas of the built-in kinds, which the first
-// server-side comparison would otherwise do (about 100 ms of CPU, 1 MiB).
-func LoadSchemas() { builtinTypes() }
-
-// toTyped converts obj with its kind's schema, or deduced.
+// toTyped converts obj with its kind's schema when it is a kind client-go
+// knows (associative lists keyed as the API server keys them, see
+// schemas.go), else deduced (maps granular, lists atomic), as the API
+// server treats a custom resource whose schema says nothing more.
 func toTyped(obj *unstructured.Unstructured) (*typed.TypedValue, error) {
-	if clientgoscheme.Scheme.Recognizes(obj.GroupVersionKind()) {
-		tv, err := builtinTypes().ObjectToTyped(obj, typed.AllowDuplicates)
+	if t := builtinTypes.typeOf(obj.GroupVersionKind()); t != nil {
+		tv, err := t.FromUnstructured(obj.Object, typed.AllowDuplicates)
 		if err == nil {
 			return tv, nil
 		}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/steward-oam/steward/internal/apply"
 	"github.com/steward-oam/steward/internal/controller/application"
 	"github.com/steward-oam/steward/internal/controller/cache"
 	"github.com/steward-oam/steward/internal/controller/definition"
@@ -51,11 +50,6 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 func NewManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
-	}
-	if method, _ := apply.ParseMethod(opts.ApplyMethod); method == apply.ServerSide {
-		// The kinds' schemas are parsed once, now, rather than in the
-		// first pass that compares an object.
-		go apply.LoadSchemas()
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS = float32(opts.KubeAPIQPS)
