@@ -61,8 +61,13 @@ func (s *Store) Record(ctx context.Context, app AppRef, k Kind, generation int64
 		entries = append(entries, e)
 	}
 	if rt.Labels[v1beta1.LabelAppUID] != app.UID {
+		// The earlier Application's revision is not this one's.
 		before := rt.DeepCopy()
 		rt.Labels[v1beta1.LabelAppUID] = app.UID
+		delete(rt.Labels, v1beta1.LabelAppRevision)
+		if k.Revision != "" {
+			rt.Labels[v1beta1.LabelAppRevision] = k.Revision
+		}
 		if err := s.Client.Patch(ctx, rt, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			return nil, fmt.Errorf("taking over resource tracker %s: %w", name, err)
 		}

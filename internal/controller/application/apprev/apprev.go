@@ -57,7 +57,7 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 		return nil
 	}
 	name := s.Current.Labels[v1beta1.LabelAppRevision]
-	if name != "" && name != s.Revisions.Named && !s.RolledBack && s.App.Status.LatestRevision != nil && s.App.Status.LatestRevision.Name == name {
+	if name != "" && !(s.Fresh && name == s.Revisions.Named) && !s.RolledBack && s.App.Status.LatestRevision != nil && s.App.Status.LatestRevision.Name == name {
 		return nil
 	}
 	revs, err := k.listOnce(ctx, s)
@@ -82,6 +82,18 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 		return nil
 	}
 	live := findRevision(revs, name)
+	if live != nil && ownedByAnother(live, s.App) {
+		// An earlier Application of the same name left it (and the
+		// tracker that named it): the version takes the next number.
+		taken := name
+		name = apprevision.NameOf(s.App.Name, apprevision.Next(s.App.Status.LatestRevision, revs))
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped an application revision name another Application's revision holds", "applicationRevision", taken, "instead", name)
+		if err := k.labelTracker(ctx, s, name); err != nil {
+			s.SetRetry(err)
+			return nil
+		}
+		live = nil
+	}
 	if live == nil {
 		n, _ := apprevision.NumberOf(name)
 		rev, err := apprevision.Build(s.App, defs, n)
@@ -93,10 +105,6 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 			err = k.Client.Create(ctx, rev)
 		}
 		switch {
-		case apierrors.IsAlreadyExists(err) && s.Revisions.Unlisted:
-			// The name is held by a revision an earlier Application of
-			// the same name left: the version takes the next free one.
-			return k.renameUnlisted(ctx, s, name)
 		case apierrors.IsAlreadyExists(err):
 			// Written meanwhile (a pass that did not get to label the
 			// status): it is the version's.
@@ -145,29 +153,6 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 	return nil
 }
 
-// renameUnlisted lists the revisions a new Application found a name of
-// taken by (left by an earlier Application of the same name), and
-// records the version under the next free name instead: its tracker is
-// labelled again and the revision created, never written over the other.
-func (k *Keeper) renameUnlisted(ctx context.Context, s *facts.Pass, taken string) error {
-	s.Revisions.RevisionsListed, s.Revisions.Unlisted = false, false
-	revs, err := k.listOnce(ctx, s)
-	if err == nil {
-		name := revisionName(s.App, s.Older, s.Current, revs)
-		if n, _ := apprevision.NumberOf(taken); name == taken {
-			// Taken by an object the list does not show as the
-			// Application's.
-			name = apprevision.NameOf(s.App.Name, n+1)
-		}
-		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped an application revision name an earlier Application left", "applicationRevision", taken, "instead", name)
-		if err = k.labelTracker(ctx, s, name); err == nil {
-			return k.Record(ctx, s)
-		}
-	}
-	s.SetRetry(err)
-	return nil
-}
-
 // NameFor names the revision of the version kind that renderAndRecord is
 // about to record, when it records it in a new tracker, so that the tracker is created
 // labelled with it rather than labelled by a second write. The revisions
@@ -179,12 +164,6 @@ func (k *Keeper) NameFor(ctx context.Context, s *facts.Pass, kind tracker.Kind) 
 	if k == nil || !k.On || s.Deleting || (s.Current != nil && s.Current.Name == name) {
 		// Off, or the version's tracker exists: it is not created.
 		return ""
-	}
-	if s.Current == nil && len(s.Older) == 0 && s.App.Status.LatestRevision == nil && kind.PublishVersion == "" {
-		// A new Application: its first revision, named without a list.
-		s.Revisions.Listed, s.Revisions.RevisionsListed, s.Revisions.Unlisted = nil, true, true
-		s.Revisions.Named = apprevision.NameOf(s.App.Name, max(1, s.App.Generation))
-		return s.Revisions.Named
 	}
 	revs, err := k.listOnce(ctx, s)
 	if err != nil {
@@ -303,11 +282,22 @@ func (k *Keeper) Outcome(ctx context.Context, s *facts.Pass, before *v1beta1.App
 			return
 		}
 	}
+	if ownedByAnother(rev, s.App) {
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped: the application revision belongs to another Application", "applicationRevision", name)
+		return
+	}
 	o := apprevision.OutcomeOf(s.App, name, metav1.Now())
 	if !o.Apply(rev) {
 		return
 	}
-	if err := k.Client.Status().Update(ctx, rev); err != nil {
+	err := k.Client.Status().Update(ctx, rev)
+	if apierrors.IsConflict(err) && rev == s.Revisions.Written {
+		// Written meanwhile: over the revision as it stands, once.
+		if err = k.Reader.Get(ctx, client.ObjectKeyFromObject(rev), rev); err == nil && o.Apply(rev) {
+			err = k.Client.Status().Update(ctx, rev)
+		}
+	}
+	if err != nil {
 		ctrl.LoggerFrom(ctx).V(1).Info("Application revision status not written", "applicationRevision", name, "error", err.Error())
 		return
 	}
@@ -381,6 +371,21 @@ func (k *Keeper) limit(s *facts.Pass) int {
 		return *limit
 	}
 	return k.Limit
+}
+
+// ownedByAnother reports whether rev is owned by an Application other
+// than app (an earlier one of the same name left it): never written.
+func ownedByAnother(rev *v1beta1.ApplicationRevision, app *v1beta1.Application) bool {
+	other := false
+	for _, o := range rev.OwnerReferences {
+		if o.Kind == "Application" {
+			if o.UID == app.UID {
+				return false
+			}
+			other = true
+		}
+	}
+	return other
 }
 
 func findRevision(revs []v1beta1.ApplicationRevision, name string) *v1beta1.ApplicationRevision {

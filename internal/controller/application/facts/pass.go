@@ -138,13 +138,9 @@ type Revisions struct {
 	// valid when RevisionsListed.
 	Listed          []v1beta1.ApplicationRevision
 	RevisionsListed bool
-	// Unlisted is true when the pass took Listed to be empty without
-	// listing: the Application is new (no tracker, no revision in its
-	// status, no publishVersion), so only an earlier Application of the
-	// same name can have left revisions, which creating one finds.
-	Unlisted bool
 	// Named is the revision name NameFor gave the tracker this pass
-	// recorded: Record goes on even when the status names it already.
+	// recorded: Record goes on for it even when the status names it
+	// already.
 	Named string
 	// Written is the live version's revision as the pass created or
 	// updated it: its status is written over it.
