@@ -152,6 +152,15 @@ func conflictsOf(err error) ([]Conflict, bool) {
 	return out, found
 }
 
+// Settled reports whether live, as a write by a returned it, is as that
+// write leaves an object it has judged: false when a server-side apply
+// landed on an object made client-side meanwhile (the last-applied
+// annotation, written after the object was read, is still there), which
+// only a pass that reads the object again upgrades.
+func (a Applier) Settled(live *unstructured.Unstructured) bool {
+	return a.Method == ClientSide || live == nil || live.GetAnnotations()[v1beta1.AnnotationLastApplied] == ""
+}
+
 // lastAppliedField is the last-applied annotation's field.
 var lastAppliedField = fieldpath.MakePathOrDie("metadata", "annotations", v1beta1.AnnotationLastApplied)
 

@@ -437,7 +437,7 @@ func (r *Reconciler) applyEntry(ctx context.Context, s *facts.Pass, p *facts.Clu
 	done := r.Watch.Begin(app, key)
 	result, err := applier.Apply(ctx, c, obj, opts)
 	switch {
-	case err != nil, result.Live == nil, result.Action == apply.Drifted, result.Action == apply.Missing:
+	case err != nil, result.Live == nil, result.Action == apply.Drifted, result.Action == apply.Missing, !applier.Settled(result.Live):
 		done(nil, 0)
 	default:
 		done(result.Live, digest)
