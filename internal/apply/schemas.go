@@ -14,8 +14,9 @@ import (
 
 // builtinSchema is client-go's schema of every built-in kind (the one
 // applyconfigurations.NewTypeConverter parses). That function keeps the
-// whole parse for the life of the process: 5.25 MiB of live heap for 959
-// types, where a Deployment reaches 123 and a ConfigMap 8. The text is
+// whole parse for the life of the process (959 types; the soak of 100
+// apps measured 0.8 MiB of live heap and 1.9 MiB in use after GC more
+// with it), where a Deployment reaches 123 types and a ConfigMap 8. The text is
 // read here instead (client-go exports no other way to it; a rename fails
 // the build, not a pass), and only the types of the kinds seen are kept
 // (kindTypes): 0.1 MiB for a Deployment, Service, ConfigMap, Secret and
