@@ -9,17 +9,20 @@
 // Usage (the reconciler does this):
 //
 //	k := &apprev.Keeper{On: opts.ApplicationRevisions, Client: c, Reader: apiReader, Resolver: resolver, Limit: opts.RevisionLimit}
+//	kind.Revision = k.NameFor(ctx, s, kind) // renderAndRecord, before it records a new tracker
 //	err := k.Record(ctx, s)       // a phase, after renderAndRecord
 //	k.Outcome(ctx, s, before)     // once the status is computed
 //	err = k.Delete(ctx, s.App)    // when the Application is deleted
 //
 // Implementation notes: revisions are never cached (a cache of every
 // revision is what makes KubeVela's LISTs heavy); they are listed from the
-// API server only when the live version changes, and a revision's status
-// is read only when the Application's phase, workflow or live version
-// moved in the pass.
+// API server only when the live version changes (once per pass, shared by
+// NameFor and Record), and a revision's status is written only when the
+// Application's phase, workflow or live version moved in the pass, over
+// the revision the pass wrote when it wrote one. A revision owned by
+// another Application is never written.
 //
 // Files:
 //
-//	apprev.go  Keeper: Record, Outcome and Delete, and the revision naming of a live version
+//	apprev.go  Keeper: NameFor, Record, Outcome and Delete, and the revision naming of a live version
 package apprev
