@@ -2,19 +2,17 @@ package chaos
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/controllertest"
 	"github.com/steward-oam/steward/internal/tracker"
 )
 
@@ -407,32 +405,9 @@ func (h *harness) clientSideApplied(app *appModel) (step, bool, error) {
 	}
 	return step{desc: fmt.Sprintf("make ConfigMap %s look client-side applied by KubeVela, with data.%s", o.Name, staleKey),
 		do: func(ctx context.Context, h *harness) error {
-			cm := &corev1.ConfigMap{}
-			err := h.c.Get(ctx, client.ObjectKey{Namespace: chaosNS, Name: o.Name}, cm)
-			if apierrors.IsNotFound(err) {
-				return nil // a violation the checks report
-			}
-			if err != nil {
-				return err
-			}
-			data := maps.Clone(cm.Data)
-			if data == nil {
-				data = map[string]string{}
-			}
-			data[staleKey] = "left by a client-side apply"
-			last, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-				"metadata": map[string]any{"name": cm.Name, "namespace": cm.Namespace, "labels": cm.Labels}, "data": data})
-			if err != nil {
-				return err
-			}
-			cm.Data = data
-			if cm.Annotations == nil {
-				cm.Annotations = map[string]string{}
-			}
-			cm.Annotations[v1beta1.AnnotationLastApplied] = string(last)
-			err = h.c.Update(ctx, cm, client.FieldOwner("kubevela"))
+			err := controllertest.MakeClientSideApplied(ctx, h.c, chaosNS, o.Name, staleKey)
 			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-				return nil // changed meanwhile: nothing was written
+				return nil // gone (a violation the checks report), or changed meanwhile: nothing was written
 			}
 			return err
 		}}, true, nil

@@ -2,7 +2,6 @@ package application
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"sync/atomic"
@@ -14,30 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/controllertest"
 	"github.com/steward-oam/steward/internal/watch"
 )
-
-// makeClientSide rewrites ConfigMap name as KubeVela's client-side apply
-// leaves it: the last-applied annotation, and a field (data.stale) set by
-// its field manager that the manifest does not have.
-func makeClientSide(ns, name string) error {
-	ctx := context.Background()
-	cm := &corev1.ConfigMap{}
-	if err := testClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cm); err != nil {
-		return err
-	}
-	cm.Data["stale"] = "left by a client-side apply"
-	last, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"name": name, "namespace": ns}, "data": cm.Data})
-	if err != nil {
-		return err
-	}
-	if cm.Annotations == nil {
-		cm.Annotations = map[string]string{}
-	}
-	cm.Annotations[v1beta1.AnnotationLastApplied] = string(last)
-	return testClient.Update(ctx, cm, client.FieldOwner("kubevela"))
-}
 
 // An object made client-side applied between Steward's read of it and
 // its apply (the chaos suite found it: seed 5353) is not taken for what
@@ -56,7 +34,7 @@ func TestStateKeep_ClientSideEditDuringTheApplyIsUpgradedNextPass(t *testing.T) 
 				return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 					if req.Method == http.MethodPatch && req.URL.Path == target && armed.CompareAndSwap(true, false) {
 						// The object was read; the apply is on its way.
-						if err := makeClientSide(ns, "cm"); err != nil {
+						if err := controllertest.MakeClientSideApplied(context.Background(), testClient, ns, "cm", "stale"); err != nil {
 							t.Errorf("making cm client-side: %v", err)
 						}
 						injected.Store(true)

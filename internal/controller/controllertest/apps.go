@@ -2,11 +2,14 @@ package controllertest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -148,4 +151,33 @@ func ForceDelete(t testing.TB, ns, name string) {
 		}
 		return nil
 	})
+}
+
+// MakeClientSideApplied rewrites ConfigMap ns/name as KubeVela (or a
+// client-side Steward) leaves it: its last-applied annotation holds the
+// object plus data[stale], set live too, by KubeVela's field manager.
+// Steward must upgrade such an object in place: the field and the
+// annotation go, the UID stays. Errors of the read and the write are
+// returned as they are.
+func MakeClientSideApplied(ctx context.Context, c client.Client, ns, name, stale string) error {
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cm); err != nil {
+		return err
+	}
+	data := maps.Clone(cm.Data)
+	if data == nil {
+		data = map[string]string{}
+	}
+	data[stale] = "left by a client-side apply"
+	last, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": cm.Name, "namespace": cm.Namespace, "labels": cm.Labels}, "data": data})
+	if err != nil {
+		return err
+	}
+	cm.Data = data
+	if cm.Annotations == nil {
+		cm.Annotations = map[string]string{}
+	}
+	cm.Annotations[v1beta1.AnnotationLastApplied] = string(last)
+	return c.Update(ctx, cm, client.FieldOwner("kubevela"))
 }

@@ -24,7 +24,7 @@
 // Files:
 //
 //	controllertest.go  the control plane (its Client and Config), namespaces, Applications created and read, polling
-//	apps.go            the stories' Applications (WebApp, V1Spec, ObjectsApp), spec changes and deletes
+//	apps.go            the stories' Applications (WebApp, V1Spec, ObjectsApp), spec changes and deletes, an object made client-side applied
 //	observe.go         what the stories wait for and read: conditions, events, trackers, objects, passes
 //	install.go         what the stories install: built-in, published and versioned definitions, tenants' RBAC, admission policies
 //	testdata/definitions/  the definitions each test namespace gets
