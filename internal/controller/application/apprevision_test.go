@@ -310,6 +310,97 @@ func TestAppRevision_RecordedWithoutExtraRequests(t *testing.T) {
 	}
 }
 
+// A new Application's first version names its revision without listing
+// revisions: its create is the check. The old code listed them once.
+func TestAppRevision_FirstVersionNamedWithoutAList(t *testing.T) {
+	ns := newNamespace(t)
+	log := &requestLog{}
+	startManager(t, log.wrap(testCfg), testOptions())
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+	waitRevisions(t, ns, "web", "web-v1")
+	waitSucceeded(t, ns, "web-v1")
+	revisions := "GET /apis/core.oam.dev/v1beta1/namespaces/" + ns + "/applicationrevisions?"
+	if n := log.count(revisions); n > 0 {
+		t.Errorf("the first version listed the revisions %d times, want none", n)
+	}
+	if got := revisionLabel(t, ns, tracker.Name("web", ns, tracker.Versioned(1))); got != "web-v1" {
+		t.Errorf("the version's tracker is labelled %q, want web-v1", got)
+	}
+}
+
+// The name a new Application's first version takes without a list is
+// already held, with no tracker of the Application's name left. Held by
+// an earlier Application's revision, or by objects the list of this
+// Application's revisions does not show (no app.oam.dev/name label, no
+// owner), the version takes the next free number, and what held the name
+// is never written. Held by a revision of this very Application (an
+// earlier pass wrote it, and the tracker that names it is not seen), it
+// is the version's: no second revision is written.
+func TestAppRevision_FirstVersionPastATakenName(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		held   []string // revision names held before the Application is delivered
+		hidden bool     // unlabelled and unowned
+		own    bool     // owned by the Application itself
+		want   string   // the version's revision
+	}{
+		{name: "earlier application's", held: []string{"web-v1"}, want: "web-v2"},
+		{name: "unlabelled, unowned", held: []string{"web-v1"}, hidden: true, want: "web-v2"},
+		{name: "two unlabelled, unowned", held: []string{"web-v1", "web-v2"}, hidden: true, want: "web-v3"},
+		{name: "its own", held: []string{"web-v1"}, own: true, want: "web-v1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := newNamespace(t)
+			ctx := context.Background()
+			owner := &v1beta1.Application{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, UID: "0ld-uid"}}
+			if tc.own {
+				createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+				owner = getApp(t, ns, "web")
+			}
+			var left []*v1beta1.ApplicationRevision
+			for i := range tc.held {
+				rev, err := apprevision.Build(owner, apprevision.Definitions{}, int64(i+1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				rev.Namespace = ns
+				if tc.hidden {
+					rev.Labels, rev.OwnerReferences = nil, nil
+				}
+				if err := testClient.Create(ctx, rev); err != nil {
+					t.Fatal(err)
+				}
+				left = append(left, rev)
+			}
+			startManager(t, testCfg, testOptions())
+			if !tc.own {
+				createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+			}
+			var listed []string
+			if !tc.hidden && !tc.own {
+				listed = tc.held
+			}
+			waitRevisions(t, ns, "web", append(listed, tc.want)...)
+			waitSucceeded(t, ns, tc.want)
+			if got := revisionLabel(t, ns, tracker.Name("web", ns, tracker.Versioned(1))); got != tc.want {
+				t.Errorf("the version's tracker is labelled %q, want %s", got, tc.want)
+			}
+			for _, rev := range left {
+				if tc.own {
+					continue // the version's own: its status was written
+				}
+				after := &v1beta1.ApplicationRevision{}
+				if err := testClient.Get(ctx, client.ObjectKeyFromObject(rev), after); err != nil {
+					t.Fatal(err)
+				}
+				if after.ResourceVersion != rev.ResourceVersion {
+					t.Errorf("revision %s, which held the name, was written (resourceVersion %s, was %s): %+v", rev.Name, after.ResourceVersion, rev.ResourceVersion, after.Status)
+				}
+			}
+		})
+	}
+}
+
 // An earlier Application of the same name left its first version's
 // tracker (labelled web-v1) and revision web-v1, not yet collected. The
 // new Application takes the tracker over, but not the revision: the

@@ -60,10 +60,15 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 	if name != "" && !(s.Fresh && name == s.Revisions.Named) && !s.RolledBack && s.App.Status.LatestRevision != nil && s.App.Status.LatestRevision.Name == name {
 		return nil
 	}
-	revs, err := k.listOnce(ctx, s)
-	if err != nil {
-		s.SetRetry(err)
-		return nil
+	// A first version's name, not checked against a list, is checked by
+	// its create (createNamed).
+	var revs []v1beta1.ApplicationRevision
+	var err error
+	if !(s.Revisions.Unchecked && name == s.Revisions.Named) {
+		if revs, err = k.listOnce(ctx, s); err != nil {
+			s.SetRetry(err)
+			return nil
+		}
 	}
 	if name == "" {
 		name = revisionName(s.App, s.Older, s.Current, revs)
@@ -82,7 +87,7 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 		return nil
 	}
 	live := findRevision(revs, name)
-	if live != nil && ownedByAnother(live, s.App) {
+	if live != nil && !mine(live, s.App) {
 		// An earlier Application of the same name left it (and the
 		// tracker that named it): the version takes the next number.
 		taken := name
@@ -95,23 +100,19 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 		live = nil
 	}
 	if live == nil {
-		n, _ := apprevision.NumberOf(name)
-		rev, err := apprevision.Build(s.App, defs, n)
-		if err == nil {
-			rev.Name = name
-			err = apprevision.Encode(rev, revisionCompression)
-		}
-		if err == nil {
-			err = k.Client.Create(ctx, rev)
+		rev, held, err := k.createNamed(ctx, s, defs, &name)
+		if s.Revisions.RevisionsListed {
+			revs = s.Revisions.Listed // listed when a name was held
 		}
 		switch {
-		case apierrors.IsAlreadyExists(err):
-			// Written meanwhile (a pass that did not get to label the
-			// status): it is the version's.
-			ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped: the application revision exists", "applicationRevision", name)
 		case err != nil:
-			s.SetRetry(fmt.Errorf("writing application revision %s: %w", name, err))
+			s.SetRetry(err)
 			return nil
+		case held:
+			// Written by an earlier pass of this version that did not get
+			// to the status: it is the version's.
+			ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped: the application revision exists", "applicationRevision", name)
+			s.Revisions.Written = rev
 		default:
 			ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Created an application revision", "applicationRevision", name)
 			revs = append(revs, *rev)
@@ -156,7 +157,8 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 // NameFor names the revision of the version kind that renderAndRecord is
 // about to record, when it records it in a new tracker, so that the tracker is created
 // labelled with it rather than labelled by a second write. The revisions
-// it lists are the ones Record then uses. "" when revisions are off or
+// it lists are the ones Record then uses; a new Application's first
+// version (firstVersion) is named without a list. "" when revisions are off or
 // cannot be listed: Record then labels the tracker as it does one
 // recorded without a name.
 func (k *Keeper) NameFor(ctx context.Context, s *facts.Pass, kind tracker.Kind) string {
@@ -165,15 +167,21 @@ func (k *Keeper) NameFor(ctx context.Context, s *facts.Pass, kind tracker.Kind) 
 		// Off, or the version's tracker exists: it is not created.
 		return ""
 	}
-	revs, err := k.listOnce(ctx, s)
-	if err != nil {
-		return ""
-	}
 	// The tracker about to be recorded, as it will be: the current one
 	// becomes older.
 	next := &v1beta1.ResourceTracker{Spec: v1beta1.ResourceTrackerSpec{ApplicationGeneration: s.App.Generation}}
 	if kind.PublishVersion != "" {
 		next.Annotations = map[string]string{v1beta1.AnnotationPublishVersion: kind.PublishVersion}
+	}
+	if firstVersion(s, kind) {
+		// Named as an empty list would name it; Record checks the name by
+		// creating the revision, and lists only when it is taken.
+		s.Revisions.Named, s.Revisions.Unchecked = revisionName(s.App, nil, next, nil), true
+		return s.Revisions.Named
+	}
+	revs, err := k.listOnce(ctx, s)
+	if err != nil {
+		return ""
 	}
 	older := slices.DeleteFunc(slices.Clone(s.Older), func(o v1beta1.ResourceTracker) bool { return o.Name == name })
 	if s.Current != nil && s.Current.Name != name {
@@ -181,6 +189,17 @@ func (k *Keeper) NameFor(ctx context.Context, s *facts.Pass, kind tracker.Kind) 
 	}
 	s.Revisions.Named = revisionName(s.App, older, next, revs)
 	return s.Revisions.Named
+}
+
+// firstVersion reports whether the version about to be recorded is the
+// first of a new Application: no tracker of its name (its own, an earlier
+// Application's or KubeVela's), no revision in its status, no
+// publishVersion (whose revision `vela up --revision` may have written).
+// Its revision is named without a list.
+func firstVersion(s *facts.Pass, kind tracker.Kind) bool {
+	return !s.Revisions.RevisionsListed && kind.PublishVersion == "" && apprevision.PublishVersionOf(s.App) == "" &&
+		s.App.Status.LatestRevision == nil && s.Current == nil && s.Root == nil && s.Comprev == nil &&
+		len(s.Older) == 0 && len(s.KubeVelaRoots) == 0
 }
 
 // revisionName names the revision of version current: the revision of its
@@ -219,16 +238,84 @@ func revisionName(app *v1beta1.Application, older []v1beta1.ResourceTracker, cur
 	return apprevision.NameOf(app.Name, n)
 }
 
+// nameAttempts bounds how many names createNamed tries: each one held by
+// an object that is not the Application's moves the version past it.
+const nameAttempts = 3
+
+// createNamed creates the live version's revision under *name. A name
+// held by a revision of the Application's own (one an earlier pass of
+// this version wrote) gives that revision, held; a name held by anything
+// else (an earlier Application's revision, or an object the list of this
+// one's does not show, as when a first version was named without a list)
+// is never written: the version takes the number past it and the
+// highest listed, its tracker is labelled again, and *name is the name
+// taken.
+func (k *Keeper) createNamed(ctx context.Context, s *facts.Pass, defs apprevision.Definitions, name *string) (*v1beta1.ApplicationRevision, bool, error) {
+	for attempt := 1; ; attempt++ {
+		rev, err := k.create(ctx, s.App, defs, *name)
+		if !apierrors.IsAlreadyExists(err) {
+			if err != nil {
+				return nil, false, fmt.Errorf("writing application revision %s: %w", *name, err)
+			}
+			return rev, false, nil
+		}
+		revs, err := k.listOnce(ctx, s)
+		if err != nil {
+			return nil, false, err
+		}
+		holder := findRevision(revs, *name)
+		if holder == nil {
+			holder = &v1beta1.ApplicationRevision{}
+			if err := k.Reader.Get(ctx, client.ObjectKey{Namespace: s.App.Namespace, Name: *name}, holder); apierrors.IsNotFound(err) {
+				holder = nil // deleted meanwhile: the name is tried again
+			} else if err != nil {
+				return nil, false, fmt.Errorf("reading application revision %s: %w", *name, err)
+			}
+		}
+		if holder != nil && mine(holder, s.App) {
+			return holder, true, nil
+		}
+		if attempt == nameAttempts {
+			return nil, false, fmt.Errorf("application revision %s: %d names tried are held by objects that are not this Application's revisions", *name, nameAttempts)
+		}
+		if holder != nil {
+			taken := *name
+			n, _ := apprevision.NumberOf(taken)
+			*name = apprevision.NameOf(s.App.Name, max(n+1, apprevision.Next(s.App.Status.LatestRevision, revs)))
+			ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped an application revision name held by an object that is not this Application's revision", "applicationRevision", taken, "instead", *name)
+			if err := k.labelTracker(ctx, s, *name); err != nil {
+				return nil, false, err
+			}
+		}
+	}
+}
+
+// create writes revision name of app.
+func (k *Keeper) create(ctx context.Context, app *v1beta1.Application, defs apprevision.Definitions, name string) (*v1beta1.ApplicationRevision, error) {
+	n, _ := apprevision.NumberOf(name)
+	rev, err := apprevision.Build(app, defs, n)
+	if err != nil {
+		return nil, err
+	}
+	rev.Name = name
+	if err := apprevision.Encode(rev, revisionCompression); err != nil {
+		return nil, err
+	}
+	return rev, k.Client.Create(ctx, rev)
+}
+
 // labelTracker labels the live version's tracker with its revision's
 // name, as KubeVela labels its trackers (`vela workflow rollback` finds a
 // revision's tracker by it).
 func (k *Keeper) labelTracker(ctx context.Context, s *facts.Pass, name string) error {
-	patch := client.MergeFrom(s.Current.DeepCopy())
+	before := s.Current.DeepCopy()
+	patch := client.MergeFrom(before)
 	if s.Current.Labels == nil {
 		s.Current.Labels = map[string]string{}
 	}
 	s.Current.Labels[v1beta1.LabelAppRevision] = name
 	if err := k.Client.Patch(ctx, s.Current, patch); err != nil {
+		s.Current.Labels = before.Labels // the status names what the tracker says
 		return fmt.Errorf("labelling resource tracker %s with its revision: %w", s.Current.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Labelled the version's resource tracker with its application revision", "resourceTracker", s.Current.Name, "applicationRevision", name)
@@ -282,8 +369,8 @@ func (k *Keeper) Outcome(ctx context.Context, s *facts.Pass, before *v1beta1.App
 			return
 		}
 	}
-	if ownedByAnother(rev, s.App) {
-		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped: the application revision belongs to another Application", "applicationRevision", name)
+	if !mine(rev, s.App) {
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped: the application revision is not this Application's", "applicationRevision", name)
 		return
 	}
 	o := apprevision.OutcomeOf(s.App, name, metav1.Now())
@@ -373,19 +460,22 @@ func (k *Keeper) limit(s *facts.Pass) int {
 	return k.Limit
 }
 
-// ownedByAnother reports whether rev is owned by an Application other
-// than app (an earlier one of the same name left it): never written.
-func ownedByAnother(rev *v1beta1.ApplicationRevision, app *v1beta1.Application) bool {
-	other := false
+// mine reports whether rev is one of app's revisions, the only ones
+// written: owned by app, or owned by no Application and labelled with
+// app's name (as `vela up --revision` may write one). One owned by
+// another Application (an earlier one of the same name left it), or
+// neither owned nor labelled, is never written.
+func mine(rev *v1beta1.ApplicationRevision, app *v1beta1.Application) bool {
+	owned := false
 	for _, o := range rev.OwnerReferences {
 		if o.Kind == "Application" {
 			if o.UID == app.UID {
-				return false
+				return true
 			}
-			other = true
+			owned = true
 		}
 	}
-	return other
+	return !owned && rev.Labels[v1beta1.LabelAppName] == app.Name
 }
 
 func findRevision(revs []v1beta1.ApplicationRevision, name string) *v1beta1.ApplicationRevision {

@@ -17,7 +17,8 @@
 // Implementation notes: revisions are never cached (a cache of every
 // revision is what makes KubeVela's LISTs heavy); they are listed from the
 // API server only when the live version changes (once per pass, shared by
-// NameFor and Record), and a revision's status is written only when the
+// NameFor and Record; a new Application's first version is named without
+// a list, and its create checks the name), and a revision's status is written only when the
 // Application's phase, workflow or live version moved in the pass, over
 // the revision the pass wrote when it wrote one. A revision owned by
 // another Application is never written.

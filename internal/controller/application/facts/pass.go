@@ -142,6 +142,10 @@ type Revisions struct {
 	// recorded: Record goes on for it even when the status names it
 	// already.
 	Named string
+	// Unchecked says Named was given without a list (the first version
+	// of a new Application): Record checks it by creating the revision,
+	// and lists only when the name is taken.
+	Unchecked bool
 	// Written is the live version's revision as the pass created or
 	// updated it: its status is written over it.
 	Written *v1beta1.ApplicationRevision
