@@ -60,6 +60,12 @@ const (
 	// version ("<tracker>@<generation>") its garbage was last collected
 	// against: later passes cost nothing until the live version changes.
 	AnnotationCollectedAgainst = "app.oam.dev/collected-against"
+	// AnnotationComponentRevisions records, on the tracker of an
+	// Application's first version, the revision of each component (JSON:
+	// a list of component, revision, hash and applicationGeneration): the
+	// component-revision tracker is written from the second version on,
+	// starting from these.
+	AnnotationComponentRevisions = "app.oam.dev/component-revisions"
 )
 
 // RootObjectsRecorded is the value of AnnotationRootObjects.

@@ -2,6 +2,7 @@ package application
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/application/record"
 	"github.com/steward-oam/steward/internal/controller/controllertest"
 	"github.com/steward-oam/steward/internal/tracker"
 )
@@ -155,11 +157,26 @@ func serviceEntryIsHistory(t *testing.T, ns, app string) error {
 	return nil
 }
 
+// Component revisions: the first version marks its components' revisions
+// on its own tracker and writes no component-revision tracker; the second
+// starts that tracker from the mark and adds the components that changed;
+// a generation that renders the same objects adds none.
 func TestComponentRevisions_RecordedPerChangedComponent(t *testing.T) {
 	ns := newNamespace(t)
 	startManager(t, testCfg, testOptions())
 	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
 	waitReady(t, ns, "web")
+	for _, rt := range trackersOf(t, ns, "web") {
+		if rt.Spec.Type == v1beta1.ResourceTrackerTypeComponentRevision {
+			t.Errorf("the first version wrote component-revision tracker %s", rt.Name)
+		}
+	}
+	first := trackerNamed(t, ns, "web", tracker.Name("web", ns, tracker.Versioned(1)))
+	var marked []record.MarkedRevision
+	if first == nil || !tracker.DecodeMark(first, tracker.AnnotationComponentRevisions, &marked) || len(marked) != 1 ||
+		marked[0].Component != "web" || marked[0].Revision != 1 || marked[0].ApplicationGeneration != 1 {
+		t.Fatalf("the first version's tracker marks component revisions %+v", marked)
+	}
 	setSpec(t, ns, "web", v2Spec, nil)
 	waitReady(t, ns, "web")
 	// A new generation that renders the same objects (the default greeting
@@ -173,11 +190,13 @@ func TestComponentRevisions_RecordedPerChangedComponent(t *testing.T) {
 		}
 		entries, _ := tracker.Entries(&rt)
 		for _, e := range entries {
-			revs = append(revs, e.Name)
+			var rev record.ComponentRevision
+			_ = json.Unmarshal(e.Data.Raw, &rev)
+			revs = append(revs, fmt.Sprintf("%s@%d", e.Name, rev.ApplicationGeneration))
 		}
 	}
-	if strings.Join(revs, ",") != "web-v1,web-v2" {
-		t.Errorf("component revisions = %v, want web-v1,web-v2", revs)
+	if got := strings.Join(revs, ","); got != "web-v1@1,web-v2@2" {
+		t.Errorf("component revisions = %v, want web-v1@1,web-v2@2", got)
 	}
 	deleteApp(t, ns, "web")
 	if n := len(trackersOf(t, ns, "web")); n != 0 {

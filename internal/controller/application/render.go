@@ -169,6 +169,12 @@ func (r *Reconciler) renderAndRecord(ctx context.Context, s *facts.Pass) error {
 	// rendered of them, and an object it does not list is one it does not
 	// render (inventory.Garbage).
 	kind.Revision = r.Revisions.NameFor(ctx, s, kind) // a new tracker is created labelled with it
+	order, hashes := record.ComponentHashes(versioned)
+	first := record.FirstComponentRevisions(s, tracker.Name(s.App.Name, s.App.Namespace, kind))
+	marks[tracker.AnnotationComponentRevisions] = ""
+	if first {
+		marks[tracker.AnnotationComponentRevisions] = record.ComponentRevisionsMark(order, hashes, gen)
+	}
 	rt, err := r.Trackers.Record(ctx, ref, kind, gen, inventory.WithRoot(versioned, root), tracker.DeleteMissing, marks)
 	if err != nil {
 		s.RecordErr = err
@@ -193,7 +199,7 @@ func (r *Reconciler) renderAndRecord(ctx context.Context, s *facts.Pass) error {
 			s.SetRetry(err)
 		}
 	}
-	if err := r.recordComponentRevisions(ctx, s, versioned); err != nil {
+	if err := r.recordComponentRevisions(ctx, s, order, hashes, first); err != nil {
 		s.SetRetry(err)
 	}
 	return r.hooks.call(hookAfterRecord)

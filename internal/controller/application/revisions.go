@@ -2,10 +2,6 @@ package application
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/steward-oam/steward/api/v1beta1"
@@ -14,7 +10,6 @@ import (
 	"github.com/steward-oam/steward/internal/controller/application/record"
 	"github.com/steward-oam/steward/internal/controller/definition"
 	"github.com/steward-oam/steward/internal/tracker"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,38 +19,13 @@ import (
 )
 
 // recordComponentRevisions adds a revision to the component-revision
-// tracker for each component whose rendered objects changed, keeping the
-// newest --application-revision-limit revisions of each component. The
-// entries are records only: nothing is applied or deleted for them.
-func (r *Reconciler) recordComponentRevisions(ctx context.Context, s *facts.Pass, entries []v1beta1.ManagedResource) error {
-	hashes := map[string]string{}
-	var order []string
-	sums := map[string][]byte{}
-	for _, e := range entries {
-		if e.Component == "" {
-			// An apply-object step's object belongs to no component.
-			continue
-		}
-		if _, ok := sums[e.Component]; !ok {
-			order = append(order, e.Component)
-		}
-		h := sha256.New()
-		h.Write(sums[e.Component])
-		h.Write([]byte(e.Cluster))
-		if m, err := tracker.Manifest(e); err == nil && m != nil {
-			// The revision label changes with every generation; what the
-			// component renders is the rest.
-			labels := m.GetLabels()
-			delete(labels, v1beta1.LabelAppRevision)
-			m.SetLabels(labels)
-			raw, _ := json.Marshal(m.Object)
-			h.Write(raw)
-		}
-		sums[e.Component] = h.Sum(nil)
-	}
-	for c, sum := range sums {
-		hashes[c] = hex.EncodeToString(sum)[:10]
-	}
+// tracker for each component whose rendered objects changed (order and
+// hashes, from record.ComponentHashes), keeping the newest
+// --application-revision-limit revisions of each component. The entries
+// are records only: nothing is applied or deleted for them. A first
+// version (first) writes none: its tracker's mark holds them, and the
+// second version's starts the tracker from that mark.
+func (r *Reconciler) recordComponentRevisions(ctx context.Context, s *facts.Pass, order []string, hashes map[string]string, first bool) error {
 	ref := tracker.RefOf(s.App)
 	rt := s.Comprev
 	if rt != nil && rt.Labels[v1beta1.LabelAppUID] != ref.UID {
@@ -66,45 +36,30 @@ func (r *Reconciler) recordComponentRevisions(ctx context.Context, s *facts.Pass
 		}
 		rt, s.Comprev = nil, nil
 	}
+	if rt == nil && first {
+		return nil
+	}
 	var existing []v1beta1.ManagedResource
 	if rt != nil {
 		var err error
 		if existing, err = tracker.Entries(rt); err != nil {
 			return err
 		}
+	} else {
+		existing = record.MarkedComponentRevisions(s)
 	}
-	latest := map[string]record.ComponentRevision{}
-	count := map[string]int{}
-	for _, e := range existing {
-		var rev record.ComponentRevision
-		if e.Data != nil && json.Unmarshal(e.Data.Raw, &rev) == nil && rev.Revision >= latest[e.Component].Revision {
-			latest[e.Component] = rev
-		}
-		count[e.Component]++
-	}
-	changed := false
-	out := append([]v1beta1.ManagedResource(nil), existing...)
-	for _, comp := range order {
-		if latest[comp].Hash == hashes[comp] {
-			continue
-		}
-		rev := record.ComponentRevision{Revision: latest[comp].Revision + 1, Hash: hashes[comp], ApplicationGeneration: s.App.Generation}
-		raw, _ := json.Marshal(rev)
-		out = append(out, v1beta1.ManagedResource{
-			ClusterObjectReference: v1beta1.ClusterObjectReference{APIVersion: v1beta1.GroupVersion.String(), Kind: "ComponentRevision",
-				Name: fmt.Sprintf("%s-v%d", comp, rev.Revision)},
-			OAMObjectReference: v1beta1.OAMObjectReference{Component: comp},
-			Data:               &runtime.RawExtension{Raw: raw},
-		})
-		count[comp]++
-		changed = true
-	}
-	if !changed {
+	out, changed := record.NextComponentRevisions(existing, order, hashes, s.App.Generation, max(r.Options.RevisionLimit, 1))
+	if !changed && rt != nil {
 		return nil
 	}
-	out = record.TrimRevisions(out, count, max(r.Options.RevisionLimit, 1))
 	if rt == nil {
-		_, err := r.Trackers.Record(ctx, ref, tracker.ComponentRevision(), s.App.Generation, out, tracker.DeleteMissing, nil)
+		if len(out) == 0 {
+			return nil
+		}
+		rec, err := r.Trackers.Record(ctx, ref, tracker.ComponentRevision(), s.App.Generation, out, tracker.DeleteMissing, nil)
+		if err == nil {
+			s.Comprev = rec
+		}
 		return err
 	}
 	return r.Trackers.Save(ctx, rt, out, s.App.Generation)

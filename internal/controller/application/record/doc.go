@@ -18,6 +18,6 @@
 //	carry.go        entries carried into a new version: custom steps' and PostDispatch traits'
 //	inputs.go       values passed between workflow steps: recorded outputs, steps rendered again
 //	postdispatch.go what PostDispatch traits rendered, and the digest they render again on
-//	revisions.go    component revisions, trimmed to the limit
+//	revisions.go    component revisions: hashed, marked on a first version's tracker, trimmed to the limit
 //	helm.go         the Helm releases a tracker records
 package record

@@ -1,6 +1,17 @@
 package record
 
-import "github.com/steward-oam/steward/api/v1beta1"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/application/facts"
+	"github.com/steward-oam/steward/internal/tracker"
+)
 
 // ComponentRevision is what the component-revision tracker records for one
 // revision of one component.
@@ -8,6 +19,13 @@ type ComponentRevision struct {
 	Revision              int64  `json:"revision"`
 	Hash                  string `json:"hash"`
 	ApplicationGeneration int64  `json:"applicationGeneration"`
+}
+
+// MarkedRevision is a component revision as the tracker of a first
+// version marks it (tracker.AnnotationComponentRevisions).
+type MarkedRevision struct {
+	Component string `json:"component"`
+	ComponentRevision
 }
 
 // TrimRevisions drops the oldest revisions of components with more than
@@ -22,4 +40,133 @@ func TrimRevisions(entries []v1beta1.ManagedResource, count map[string]int, limi
 		out = append(out, e)
 	}
 	return out
+}
+
+// ComponentHashes hashes what each component of entries renders (its
+// manifests and clusters, without the revision label, which changes with
+// every generation), the components in the order they first appear. An
+// apply-object step's object belongs to no component.
+func ComponentHashes(entries []v1beta1.ManagedResource) ([]string, map[string]string) {
+	var order []string
+	sums := map[string][]byte{}
+	for _, e := range entries {
+		if e.Component == "" {
+			continue
+		}
+		if _, ok := sums[e.Component]; !ok {
+			order = append(order, e.Component)
+		}
+		h := sha256.New()
+		h.Write(sums[e.Component])
+		h.Write([]byte(e.Cluster))
+		if m, err := tracker.Manifest(e); err == nil && m != nil {
+			labels := m.GetLabels()
+			delete(labels, v1beta1.LabelAppRevision)
+			m.SetLabels(labels)
+			raw, _ := json.Marshal(m.Object)
+			h.Write(raw)
+		}
+		sums[e.Component] = h.Sum(nil)
+	}
+	hashes := make(map[string]string, len(sums))
+	for c, sum := range sums {
+		hashes[c] = hex.EncodeToString(sum)[:10]
+	}
+	return order, hashes
+}
+
+// FirstComponentRevisions reports whether the version about to be
+// recorded in tracker name is the Application's first: no
+// component-revision tracker and no other version of its own. Its
+// component revisions (each component at 1) are then marked on its
+// tracker (ComponentRevisionsMark), in the request that writes it, rather
+// than in a tracker of their own: that one is written with the second
+// version.
+func FirstComponentRevisions(s *facts.Pass, name string) bool {
+	uid := string(s.App.UID)
+	if s.Comprev != nil && s.Comprev.Labels[v1beta1.LabelAppUID] == uid {
+		return false
+	}
+	if s.Current != nil && s.Current.Name != name && s.Current.Labels[v1beta1.LabelAppUID] == uid {
+		return false
+	}
+	for i := range s.Older {
+		if o := &s.Older[i]; o.Name != name && o.Spec.Type == v1beta1.ResourceTrackerTypeVersioned && o.Labels[v1beta1.LabelAppUID] == uid {
+			return false
+		}
+	}
+	return true
+}
+
+// ComponentRevisionsMark is the tracker.AnnotationComponentRevisions mark
+// of a first version: every component at revision 1.
+func ComponentRevisionsMark(order []string, hashes map[string]string, gen int64) string {
+	marked := make([]MarkedRevision, 0, len(order))
+	for _, c := range order {
+		marked = append(marked, MarkedRevision{Component: c, ComponentRevision: ComponentRevision{Revision: 1, Hash: hashes[c], ApplicationGeneration: gen}})
+	}
+	raw, _ := json.Marshal(marked)
+	return string(raw)
+}
+
+// MarkedComponentRevisions are the component revisions the newest older
+// version of the Application marked as its first (none when none did):
+// where its component-revision tracker starts.
+func MarkedComponentRevisions(s *facts.Pass) []v1beta1.ManagedResource {
+	var first *v1beta1.ResourceTracker
+	for i := range s.Older {
+		o := &s.Older[i]
+		if o.Labels[v1beta1.LabelAppUID] == string(s.App.UID) && tracker.Mark(o, tracker.AnnotationComponentRevisions) != "" &&
+			(first == nil || o.Spec.ApplicationGeneration > first.Spec.ApplicationGeneration) {
+			first = o
+		}
+	}
+	var marked []MarkedRevision
+	if !tracker.DecodeMark(first, tracker.AnnotationComponentRevisions, &marked) {
+		return nil
+	}
+	out := make([]v1beta1.ManagedResource, 0, len(marked))
+	for _, m := range marked {
+		out = append(out, componentRevisionEntry(m.Component, m.ComponentRevision))
+	}
+	return out
+}
+
+// NextComponentRevisions adds to the component-revision entries existing
+// a revision of each component of order whose hash moved, at generation
+// gen, keeping the newest limit of each component; changed says whether
+// any was added.
+func NextComponentRevisions(existing []v1beta1.ManagedResource, order []string, hashes map[string]string, gen int64, limit int) ([]v1beta1.ManagedResource, bool) {
+	latest := map[string]ComponentRevision{}
+	count := map[string]int{}
+	for _, e := range existing {
+		var rev ComponentRevision
+		if e.Data != nil && json.Unmarshal(e.Data.Raw, &rev) == nil && rev.Revision >= latest[e.Component].Revision {
+			latest[e.Component] = rev
+		}
+		count[e.Component]++
+	}
+	changed := false
+	out := append([]v1beta1.ManagedResource(nil), existing...)
+	for _, comp := range order {
+		if latest[comp].Hash == hashes[comp] {
+			continue
+		}
+		out = append(out, componentRevisionEntry(comp, ComponentRevision{Revision: latest[comp].Revision + 1, Hash: hashes[comp], ApplicationGeneration: gen}))
+		count[comp]++
+		changed = true
+	}
+	return TrimRevisions(out, count, limit), changed
+}
+
+// componentRevisionEntry is the component-revision tracker's entry of
+// revision rev of component comp.
+func componentRevisionEntry(comp string, rev ComponentRevision) v1beta1.ManagedResource {
+	raw, _ := json.Marshal(rev)
+	return v1beta1.ManagedResource{
+		ClusterObjectReference: v1beta1.ClusterObjectReference{APIVersion: v1beta1.GroupVersion.String(), Kind: "ComponentRevision",
+			Name: fmt.Sprintf("%s-v%d", comp, rev.Revision)},
+		OAMObjectReference: v1beta1.OAMObjectReference{Component: comp},
+		Data:               &runtime.RawExtension{Raw: raw},
+	}
 }
