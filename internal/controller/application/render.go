@@ -173,7 +173,13 @@ func (r *Reconciler) renderAndRecord(ctx context.Context, s *facts.Pass) error {
 	first := record.FirstComponentRevisions(s, tracker.Name(s.App.Name, s.App.Namespace, kind))
 	marks[tracker.AnnotationComponentRevisions] = ""
 	if first {
-		marks[tracker.AnnotationComponentRevisions] = record.ComponentRevisionsMark(order, hashes, gen)
+		// A first version recorded again (its clusters, definitions or
+		// step values moved) adds to what it marked.
+		revs, _ := record.NextComponentRevisions(record.MarkedComponentRevisions(record.MarkedVersion(s)), order, hashes, gen, r.revisionLimit())
+		var mark string
+		if mark, first = record.ComponentRevisionsMark(revs); first {
+			marks[tracker.AnnotationComponentRevisions] = mark
+		}
 	}
 	rt, err := r.Trackers.Record(ctx, ref, kind, gen, inventory.WithRoot(versioned, root), tracker.DeleteMissing, marks)
 	if err != nil {

@@ -46,9 +46,9 @@ func (r *Reconciler) recordComponentRevisions(ctx context.Context, s *facts.Pass
 			return err
 		}
 	} else {
-		existing = record.MarkedComponentRevisions(s)
+		existing = record.MarkedComponentRevisions(record.MarkedVersion(s))
 	}
-	out, changed := record.NextComponentRevisions(existing, order, hashes, s.App.Generation, max(r.Options.RevisionLimit, 1))
+	out, changed := record.NextComponentRevisions(existing, order, hashes, s.App.Generation, r.revisionLimit())
 	if !changed && rt != nil {
 		return nil
 	}
@@ -56,7 +56,13 @@ func (r *Reconciler) recordComponentRevisions(ctx context.Context, s *facts.Pass
 		if len(out) == 0 {
 			return nil
 		}
-		rec, err := r.Trackers.Record(ctx, ref, tracker.ComponentRevision(), s.App.Generation, out, tracker.DeleteMissing, nil)
+		// Written from the first version's mark: at the generation of its
+		// newest revision, as if written with it.
+		gen := s.App.Generation
+		if !changed {
+			gen = record.NewestGeneration(out)
+		}
+		rec, err := r.Trackers.Record(ctx, ref, tracker.ComponentRevision(), gen, out, tracker.DeleteMissing, nil)
 		if err == nil {
 			s.Comprev = rec
 		}
@@ -64,6 +70,9 @@ func (r *Reconciler) recordComponentRevisions(ctx context.Context, s *facts.Pass
 	}
 	return r.Trackers.Save(ctx, rt, out, s.App.Generation)
 }
+
+// revisionLimit is how many revisions of each component are kept.
+func (r *Reconciler) revisionLimit() int { return max(r.Options.RevisionLimit, 1) }
 
 // autoUpdateDelay gathers the definition changes of one `kubectl apply`
 // (many definitions at once) into one render of each Application.

@@ -15,8 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/application/record"
 	"github.com/steward-oam/steward/internal/controller/controllertest"
 	"github.com/steward-oam/steward/internal/controller/manager/managertest"
+	"github.com/steward-oam/steward/internal/tracker"
 )
 
 // setDefinitionVersion rewrites def's template to render version.
@@ -152,6 +154,22 @@ spec:
 	waitRevisions(t, ns, "versioned", "versioned-v1", "versioned-v2", "versioned-v3")
 	// autoUpdate: within the debounce and one re-sync interval.
 	waitRenderedBy(t, ns, "auto", "three")
+	// Rendered again at its first generation, its component has a second
+	// revision, marked on the version's tracker as a first version's are.
+	controllertest.Eventually(t, 10*time.Second, "component revisions of auto", func() error {
+		rt := &v1beta1.ResourceTracker{}
+		if err := admin.Get(ctx, client.ObjectKey{Name: tracker.Name("auto", ns, tracker.Versioned(1))}, rt); err != nil {
+			return err
+		}
+		var got []string
+		for _, e := range record.MarkedComponentRevisions(rt) {
+			got = append(got, e.Name)
+		}
+		if strings.Join(got, ",") != "c-v1,c-v2" {
+			return fmt.Errorf("component revisions %v, want c-v1,c-v2", got)
+		}
+		return nil
+	})
 	// Two more re-sync intervals (2 s each in tests): the others kept theirs.
 	time.Sleep(5 * time.Second)
 	if got := renderedBy(t, ns, "plain"); got != "two" {

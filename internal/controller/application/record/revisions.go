@@ -98,31 +98,50 @@ func FirstComponentRevisions(s *facts.Pass, name string) bool {
 	return true
 }
 
+// maxMark bounds the AnnotationComponentRevisions mark (annotations share
+// 256 KiB): a first version of more components than fit writes its
+// component-revision tracker at once, as later versions do.
+const maxMark = 32 << 10
+
 // ComponentRevisionsMark is the tracker.AnnotationComponentRevisions mark
-// of a first version: every component at revision 1.
-func ComponentRevisionsMark(order []string, hashes map[string]string, gen int64) string {
-	marked := make([]MarkedRevision, 0, len(order))
-	for _, c := range order {
-		marked = append(marked, MarkedRevision{Component: c, ComponentRevision: ComponentRevision{Revision: 1, Hash: hashes[c], ApplicationGeneration: gen}})
+// of a first version whose component revisions are revs (entries as the
+// component-revision tracker holds them), false when it would not fit.
+func ComponentRevisionsMark(revs []v1beta1.ManagedResource) (string, bool) {
+	marked := make([]MarkedRevision, 0, len(revs))
+	for _, e := range revs {
+		m := MarkedRevision{Component: e.Component}
+		if e.Data != nil {
+			_ = json.Unmarshal(e.Data.Raw, &m.ComponentRevision)
+		}
+		marked = append(marked, m)
 	}
 	raw, _ := json.Marshal(marked)
-	return string(raw)
+	return string(raw), len(raw) <= maxMark
 }
 
-// MarkedComponentRevisions are the component revisions the newest older
-// version of the Application marked as its first (none when none did):
-// where its component-revision tracker starts.
-func MarkedComponentRevisions(s *facts.Pass) []v1beta1.ManagedResource {
+// MarkedVersion is the newest version of the Application (s.Current
+// included) that marks its component revisions: the first, nil when none
+// does.
+func MarkedVersion(s *facts.Pass) *v1beta1.ResourceTracker {
 	var first *v1beta1.ResourceTracker
-	for i := range s.Older {
-		o := &s.Older[i]
-		if o.Labels[v1beta1.LabelAppUID] == string(s.App.UID) && tracker.Mark(o, tracker.AnnotationComponentRevisions) != "" &&
+	consider := func(o *v1beta1.ResourceTracker) {
+		if o != nil && o.Labels[v1beta1.LabelAppUID] == string(s.App.UID) && tracker.Mark(o, tracker.AnnotationComponentRevisions) != "" &&
 			(first == nil || o.Spec.ApplicationGeneration > first.Spec.ApplicationGeneration) {
 			first = o
 		}
 	}
+	consider(s.Current)
+	for i := range s.Older {
+		consider(&s.Older[i])
+	}
+	return first
+}
+
+// MarkedComponentRevisions are the component revisions rt marks, as the
+// component-revision tracker's entries; none when it marks none.
+func MarkedComponentRevisions(rt *v1beta1.ResourceTracker) []v1beta1.ManagedResource {
 	var marked []MarkedRevision
-	if !tracker.DecodeMark(first, tracker.AnnotationComponentRevisions, &marked) {
+	if !tracker.DecodeMark(rt, tracker.AnnotationComponentRevisions, &marked) {
 		return nil
 	}
 	out := make([]v1beta1.ManagedResource, 0, len(marked))
@@ -157,6 +176,19 @@ func NextComponentRevisions(existing []v1beta1.ManagedResource, order []string, 
 		changed = true
 	}
 	return TrimRevisions(out, count, limit), changed
+}
+
+// NewestGeneration is the highest Application generation of the
+// component-revision entries revs.
+func NewestGeneration(revs []v1beta1.ManagedResource) int64 {
+	var gen int64
+	for _, e := range revs {
+		var rev ComponentRevision
+		if e.Data != nil && json.Unmarshal(e.Data.Raw, &rev) == nil {
+			gen = max(gen, rev.ApplicationGeneration)
+		}
+	}
+	return gen
 }
 
 // componentRevisionEntry is the component-revision tracker's entry of
