@@ -22,7 +22,6 @@ import (
 	"github.com/steward-oam/steward/internal/steprun"
 	"github.com/steward-oam/steward/internal/tracker"
 	"github.com/steward-oam/steward/internal/watch"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
@@ -269,7 +268,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *facts.Pass) error {
 	if !s.Deleting {
 		r.recordSizes(s)
 	}
-	if equality.Semantic.DeepEqual(before.Status, s.App.Status) {
+	if status.Same(&before.Status, &s.App.Status) {
 		return nil
 	}
 	// Written only over the status this pass read (optimistic lock): a

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -16,6 +15,7 @@ import (
 	"github.com/steward-oam/steward/internal/apprevision"
 	"github.com/steward-oam/steward/internal/controller/application/decisionlog"
 	"github.com/steward-oam/steward/internal/controller/application/facts"
+	"github.com/steward-oam/steward/internal/controller/application/status"
 	"github.com/steward-oam/steward/internal/definition"
 	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/tracker"
@@ -357,7 +357,7 @@ func (k *Keeper) Outcome(ctx context.Context, s *facts.Pass, before *v1beta1.App
 	// writes the revision, and the status, under the name the version
 	// before had).
 	if !s.Fresh && !s.RolledBack && before.Status.LatestRevision != nil && before.Status.LatestRevision.Name == name &&
-		before.Status.Phase == s.App.Status.Phase && equality.Semantic.DeepEqual(before.Status.Workflow, s.App.Status.Workflow) {
+		before.Status.Phase == s.App.Status.Phase && status.Same(before.Status.Workflow, s.App.Status.Workflow) {
 		return
 	}
 	rev := s.Revisions.Written

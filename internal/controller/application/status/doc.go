@@ -9,6 +9,7 @@
 //	status.Compute(s, now)                   // conditions, phase, services, latestRevision, workflow
 //	ev := status.Events{Recorder: rec, Metrics: m, FirstTime: warned.FirstTime}
 //	ev.Emit(s, before)                       // what really changed, once
+//	if status.Same(&before.Status, &s.App.Status) { /* nothing to write */ }
 //
 // Files:
 //
@@ -16,4 +17,5 @@
 //	describe.go condition and event messages: failures, changes, conflicts, unsupported features
 //	events.go   Events: the events of a pass and of a deletion
 //	kubevela.go KubeVela's condition types, dropped from an Application Steward took over
+//	equal.go    Same: whether a status write would change anything, by its stored encoding
 package status
