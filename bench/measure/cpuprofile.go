@@ -14,15 +14,18 @@ import (
 // in this order, with a function of its stack whose name holds one of the
 // part's substrings. The order puts the specific before the general: a
 // tracker decoded during health evaluation counts as tracker decoding.
+// The reconciler is matched by its names before and after package
+// application's split (ApplicationReconciler, application.Reconciler), so
+// that older profiles still read.
 var profileParts = []struct {
 	name  string
 	funcs []string
 }{
 	{"tracker decoding (decompress, unmarshal entries and manifests)", []string{"internal/tracker.decodeCompressed", "internal/tracker.Manifest", "internal/tracker.Decode"}},
-	{"health evaluation (definitions, fingerprints, CUE)", []string{"ApplicationReconciler).evaluateHealth"}},
-	{"status (compute, compare, write)", []string{"ApplicationReconciler).patchStatus", "ApplicationReconciler).endPass"}},
-	{"StateKeep (digest, watch cache, apply)", []string{"ApplicationReconciler).keepState"}},
-	{"reconcile, other (trackers from cache, finalizer, plan)", []string{"ApplicationReconciler).Reconcile"}},
+	{"health evaluation (definitions, fingerprints, CUE)", []string{"ApplicationReconciler).evaluateHealth", "application.(*Reconciler).evaluateHealth"}},
+	{"status (compute, compare, write)", []string{"ApplicationReconciler).patchStatus", "ApplicationReconciler).endPass", "application.(*Reconciler).patchStatus", "application.(*Reconciler).endPass"}},
+	{"StateKeep (digest, watch cache, apply)", []string{"ApplicationReconciler).keepState", "application.(*Reconciler).keepState"}},
+	{"reconcile, other (trackers from cache, finalizer, plan)", []string{"ApplicationReconciler).Reconcile", "application.(*Reconciler).Reconcile"}},
 	{"other Steward controllers", []string{"github.com/steward-oam/steward/internal/"}},
 	{"work queue, logging and metrics of controller-runtime", []string{"sigs.k8s.io/controller-runtime/pkg/internal/controller", "controller-runtime/pkg/controller/priorityqueue", "go-logr"}},
 	{"API requests over the wire (HTTP/2, TLS)", []string{"golang.org/x/net/http2", "crypto/tls", "net/http.(*persistConn)"}},
