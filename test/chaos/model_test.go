@@ -169,8 +169,9 @@ func (w *world) settle(app *appModel, deleted bool) {
 		if o.App != app.Name {
 			continue
 		}
-		c, wanted := eff.Components[o.Comp]
-		wanted = wanted && c.kind() == o.Kind && app.Exists && !deleted
+		c, rendered := eff.Components[o.Comp]
+		rendered = rendered && c.kind() == o.Kind // by the live version
+		wanted := rendered && app.Exists && !deleted
 		if o.Untracked && !wanted {
 			// Left behind by an earlier incarnation: only a component of
 			// the same name brings it back under management.
@@ -197,7 +198,11 @@ func (w *world) settle(app *appModel, deleted bool) {
 		// publishVersion recorded its rules, and a rule removed since
 		// was not published ("an object is left when that record is
 		// marked skipGC, or when the policies as they are now say so").
-		recordedKeep := eff.GC[o.Comp] == "never" || eff.ReadOnly[o.Comp]
+		// It records them only in the entries of what it renders: a
+		// rule of its spec for a component it does not render marks no
+		// record (what an older version left is judged by its own
+		// record and the policies as they are now).
+		recordedKeep := rendered && (eff.GC[o.Comp] == "never" || eff.ReadOnly[o.Comp])
 		switch {
 		case deleted && (rule == "never" || readOnly || recordedKeep || o.RecordedSkip):
 			o.Untracked = true
