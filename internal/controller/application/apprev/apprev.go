@@ -90,10 +90,7 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 	if live != nil && !mine(live, s.App) {
 		// An earlier Application of the same name left it (and the
 		// tracker that named it): the version takes the next number.
-		taken := name
-		name = apprevision.NameOf(s.App.Name, apprevision.Next(s.App.Status.LatestRevision, revs))
-		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped an application revision name another Application's revision holds", "applicationRevision", taken, "instead", name)
-		if err := k.labelTracker(ctx, s, name); err != nil {
+		if name, err = k.skipName(ctx, s, name, revs); err != nil {
 			s.SetRetry(err)
 			return nil
 		}
@@ -279,15 +276,22 @@ func (k *Keeper) createNamed(ctx context.Context, s *facts.Pass, defs apprevisio
 			return nil, false, fmt.Errorf("application revision %s: %d names tried are held by objects that are not this Application's revisions", *name, nameAttempts)
 		}
 		if holder != nil {
-			taken := *name
-			n, _ := apprevision.NumberOf(taken)
-			*name = apprevision.NameOf(s.App.Name, max(n+1, apprevision.Next(s.App.Status.LatestRevision, revs)))
-			ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped an application revision name held by an object that is not this Application's revision", "applicationRevision", taken, "instead", *name)
-			if err := k.labelTracker(ctx, s, *name); err != nil {
+			if *name, err = k.skipName(ctx, s, *name, revs); err != nil {
 				return nil, false, err
 			}
 		}
 	}
+}
+
+// skipName moves the live version past name, which an object that is not
+// the Application's revision holds: to the number past it and past the
+// highest of revs and status.latestRevision, its tracker labelled with
+// the name returned.
+func (k *Keeper) skipName(ctx context.Context, s *facts.Pass, taken string, revs []v1beta1.ApplicationRevision) (string, error) {
+	n, _ := apprevision.NumberOf(taken)
+	name := apprevision.NameOf(s.App.Name, max(n+1, apprevision.Next(s.App.Status.LatestRevision, revs)))
+	ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped an application revision name held by an object that is not this Application's revision", "applicationRevision", taken, "instead", name)
+	return name, k.labelTracker(ctx, s, name)
 }
 
 // create writes revision name of app.
