@@ -313,12 +313,7 @@ func TestAppRevision_RecordedWithoutExtraRequests(t *testing.T) {
 // A new Application's first version names its revision without listing
 // revisions: its create is the check. The old code listed them once.
 func TestAppRevision_FirstVersionNamedWithoutAList(t *testing.T) {
-	ns := newNamespace(t)
-	log := &requestLog{}
-	startManager(t, log.wrap(testCfg), testOptions())
-	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
-	waitRevisions(t, ns, "web", "web-v1")
-	waitSucceeded(t, ns, "web-v1")
+	ns, log := deliverLogged(t)
 	revisions := "GET /apis/core.oam.dev/v1beta1/namespaces/" + ns + "/applicationrevisions?"
 	if n := log.count(revisions); n > 0 {
 		t.Errorf("the first version listed the revisions %d times, want none", n)

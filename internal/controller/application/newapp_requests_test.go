@@ -15,12 +15,7 @@ import (
 // The code before listed the revisions and wrote a component-revision
 // tracker too: nine.
 func TestNewApplication_BookkeepingRequests(t *testing.T) {
-	ns := newNamespace(t)
-	log := &requestLog{}
-	startManager(t, log.wrap(testCfg), testOptions())
-	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
-	waitRevisions(t, ns, "web", "web-v1")
-	waitSucceeded(t, ns, "web-v1")
+	ns, log := deliverLogged(t)
 	waitReady(t, ns, "web")
 	time.Sleep(time.Second) // a pass still running writes nothing more
 	var got []string
@@ -45,4 +40,18 @@ func TestNewApplication_BookkeepingRequests(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("a new Application's bookkeeping requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// deliverLogged delivers a new Application web (v1Spec) to a manager
+// whose requests are logged, until its first revision records a
+// succeeded workflow.
+func deliverLogged(t *testing.T) (string, *requestLog) {
+	t.Helper()
+	ns := newNamespace(t)
+	log := &requestLog{}
+	startManager(t, log.wrap(testCfg), testOptions())
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+	waitRevisions(t, ns, "web", "web-v1")
+	waitSucceeded(t, ns, "web-v1")
+	return ns, log
 }
