@@ -6,6 +6,8 @@ import (
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/steward-oam/steward/internal/logging"
 )
 
 func main() {
@@ -28,7 +30,7 @@ func newRootCommand() *cobra.Command {
 }
 
 // setupLogging installs the controller-runtime logger with zap options
-// bound to flags.
+// bound to flags, unsampled at verbosity 1 (logging.New).
 func setupLogging(opts *zap.Options) {
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(opts)))
+	ctrl.SetLogger(logging.New(opts))
 }
