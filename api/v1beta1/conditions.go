@@ -279,6 +279,12 @@ const (
 	// EventRolledBack: an earlier publishVersion's recorded manifests were
 	// applied again.
 	EventRolledBack = "RolledBack"
+	// EventApplicationRevisionNotWritten: the live version has no
+	// ApplicationRevision of its own (deleted by hand, say) and none is
+	// written, since the Application's spec is not the one the version
+	// was rendered from (a rollback by publishVersion, a spec edited
+	// under the same publishVersion).
+	EventApplicationRevisionNotWritten = "ApplicationRevisionNotWritten"
 	// EventLeftBehind: objects in clusters no longer registered were
 	// dropped from the trackers without being deleted.
 	EventLeftBehind = "LeftBehind"

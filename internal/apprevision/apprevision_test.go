@@ -230,6 +230,31 @@ func TestBeyond(t *testing.T) {
 	}
 }
 
+func TestTrim(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		revs    []v1beta1.ApplicationRevision
+		live    string
+		tracked map[string]bool
+		limit   int
+		want    []string
+	}{
+		{"nothing tracked: the limit besides the live one", revs("a-v1", "a-v2", "a-v3"), "a-v3", nil, 1, []string{"a-v1"}},
+		// v1's tracker is kept past the limit: its revision stays with it.
+		{"a tracked revision past the limit stays", revs("a-v1", "a-v2", "a-v3"), "a-v3", map[string]bool{"a-v1": true, "a-v2": true, "a-v3": true}, 1, nil},
+		// Tracked ones fill the limit first; untracked ones get the rest.
+		{"tracked ones count first", revs("a-v1", "a-v2", "a-v3", "a-v4"), "a-v4", map[string]bool{"a-v1": true}, 1, []string{"a-v2", "a-v3"}},
+		{"room left for the newest untracked", revs("a-v1", "a-v2", "a-v3", "a-v4"), "a-v4", map[string]bool{"a-v1": true}, 2, []string{"a-v2"}},
+		{"a tracked name that is gone counts nothing", revs("a-v1", "a-v2", "a-v3"), "a-v3", map[string]bool{"a-v9": true}, 1, []string{"a-v1"}},
+		{"negative keeps all", revs("a-v1", "a-v2"), "a-v2", nil, -1, nil},
+	} {
+		got := Trim(c.revs, c.live, c.tracked, c.limit)
+		if strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 func TestNextAndForVersion(t *testing.T) {
 	for _, c := range []struct {
 		name   string

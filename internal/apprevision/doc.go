@@ -13,7 +13,7 @@
 //	changed, err := apprevision.Thin(previous, v1beta1.CompressionGzip)
 //	fields, err := apprevision.Decode(rev)
 //	apprevision.OutcomeOf(app, rev.Name, metav1.Now()).Apply(rev)
-//	for _, name := range apprevision.Beyond(existing, map[string]bool{live: true}, limit) { ... }
+//	for _, name := range apprevision.Trim(existing, live, tracked, limit) { ... }
 //
 // Implementation notes: names are <app>-v<N> with N counted per
 // Application (KubeVela's CLI reads N back from the name); the labels

@@ -64,6 +64,28 @@ func Beyond(revs []v1beta1.ApplicationRevision, inUse map[string]bool, limit int
 	return out
 }
 
+// Trim returns the names of the revisions to delete, oldest first, so
+// that at most limit are kept besides the live one, never the live one
+// nor one a kept tracker names (tracked: a revision goes with its
+// version's tracker, which may be kept past the limit as the record of
+// objects a rule keeps). Tracked revisions count toward the limit first:
+// the others fill what they leave of it. A negative limit keeps
+// everything.
+func Trim(revs []v1beta1.ApplicationRevision, live string, tracked map[string]bool, limit int) []string {
+	if limit < 0 {
+		return nil
+	}
+	inUse := map[string]bool{live: true}
+	used := 0
+	for _, r := range revs {
+		if r.Name == live || tracked[r.Name] {
+			inUse[r.Name] = true
+			used++
+		}
+	}
+	return Beyond(revs, inUse, max(limit+1-used, 0))
+}
+
 // Next is the number of the next revision: one past the highest of the
 // Application's status.latestRevision and the revisions that exist, so
 // a number is never reused while a revision of it may still be read.

@@ -66,6 +66,14 @@ const (
 	// component-revision tracker is written from the second version on,
 	// starting from these.
 	AnnotationComponentRevisions = "app.oam.dev/component-revisions"
+	// AnnotationSpecDigest is a digest of the Application's spec a
+	// version was rendered from (workflow.SpecDigest: of its JSON, so a
+	// new spec field without omitempty changes every digest, and versions
+	// whose revision is missing then get none written): its
+	// ApplicationRevision is written only from that spec (a rollback, or
+	// a spec edited under the same publishVersion, keeps the version as
+	// recorded).
+	AnnotationSpecDigest = "app.oam.dev/spec-digest"
 )
 
 // RootObjectsRecorded is the value of AnnotationRootObjects.

@@ -114,12 +114,20 @@ func TestAppRevision_TwoVersionsListed(t *testing.T) {
 	}
 }
 
-// The limit keeps that many revisions besides the live one; the oldest go.
-func TestAppRevision_LimitPrunes(t *testing.T) {
+// limitedTo starts the controller with --application-revision-limit
+// limit, for a new namespace.
+func limitedTo(t *testing.T, limit int) string {
+	t.Helper()
 	ns := newNamespace(t)
 	opts := testOptions()
-	opts.RevisionLimit = 1
+	opts.RevisionLimit = limit
 	startManager(t, testCfg, opts)
+	return ns
+}
+
+// The limit keeps that many revisions besides the live one; the oldest go.
+func TestAppRevision_LimitPrunes(t *testing.T) {
+	ns := limitedTo(t, 1)
 	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
 	waitRevisions(t, ns, "web", "web-v1")
 	setSpec(t, ns, "web", v2Spec, nil)
@@ -195,6 +203,13 @@ func TestAppRevision_RollbackByPublishVersion(t *testing.T) {
 		}
 		return nil
 	})
+	// The definitions recorded again are those of the spec web-v1 records
+	// (v1's, with the test-service trait), not those of the spec as it is
+	// now, which the rollback does not render.
+	v1 = waitSucceeded(t, ns, "web-v1")
+	if f, err := apprevision.Decode(v1); err != nil || f.TraitDefinitions["test-service"] == nil {
+		t.Errorf("web-v1 after the rollback: trait definitions %v (%v), want v1's test-service", f.TraitDefinitions, err)
+	}
 }
 
 // Off by flag, Steward writes none.
@@ -214,6 +229,19 @@ func TestAppRevision_Off(t *testing.T) {
 	}
 }
 
+// publishedTwice delivers web under publishVersion alpha (v1Spec), then
+// beta (v2Spec), and waits for their revisions web-v1 and web-v2.
+func publishedTwice(t *testing.T) string {
+	t.Helper()
+	ns := newNamespace(t)
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: web, annotations: {app.oam.dev/publishVersion: alpha}}\nspec:"+indent(v1Spec))
+	waitRevisions(t, ns, "web", "web-v1")
+	setSpec(t, ns, "web", v2Spec, map[string]string{v1beta1.AnnotationPublishVersion: "beta"})
+	waitRevisions(t, ns, "web", "web-v1", "web-v2")
+	return ns
+}
+
 // `vela up --revision web-v1 --publish-version delta` after `vela workflow
 // rollback` (which deletes the revisions after the one it goes back to):
 // KubeVela's CLI freezes the Application, gives it web-v1's spec under
@@ -222,13 +250,8 @@ func TestAppRevision_Off(t *testing.T) {
 // up as the live one, writes none of its own, and the older tracker gives
 // the name up, so a name finds one tracker.
 func TestAppRevision_UpWithRevisionTakesUpTheRevisionTheCLIWrote(t *testing.T) {
-	ns := newNamespace(t)
+	ns := publishedTwice(t)
 	ctx := context.Background()
-	startManager(t, testCfg, testOptions())
-	createApp(t, ns, "metadata: {name: web, annotations: {app.oam.dev/publishVersion: alpha}}\nspec:"+indent(v1Spec))
-	waitRevisions(t, ns, "web", "web-v1")
-	setSpec(t, ns, "web", v2Spec, map[string]string{v1beta1.AnnotationPublishVersion: "beta"})
-	waitRevisions(t, ns, "web", "web-v1", "web-v2")
 	waitSucceeded(t, ns, "web-v2")
 
 	// What the CLI does, in its order.
@@ -443,4 +466,162 @@ func revisionLabel(t *testing.T, ns, name string) string {
 		t.Fatalf("no tracker %s", name)
 	}
 	return rt.Labels[v1beta1.LabelAppRevision]
+}
+
+// keptSpec has two components; the garbage-collect rule keeps extra's
+// objects after extra leaves the spec, so the tracker of the version that
+// rendered it last stays, past the revision limit, as the record of it.
+const keptSpec = `
+components:
+  - name: web
+    type: test-worker
+    properties: {image: "nginx:1.26"}
+  - name: extra
+    type: test-worker
+    properties: {image: "busybox:1.36"}` + keepExtra
+
+// keptSpecWithout is keptSpec without extra, the rule still there.
+const keptSpecWithout = `
+components:
+  - name: web
+    type: test-worker
+    properties: {image: "nginx:1.27"}` + keepExtra
+
+const keepExtra = `
+policies:
+  - name: keep-extra
+    type: garbage-collect
+    properties:
+      rules:
+        - {selector: {componentNames: [extra]}, strategy: never}
+`
+
+// A revision goes with its version's tracker: while the tracker is kept
+// past the limit (it is the record of objects a rule keeps), so is the
+// revision, and a rollback to the version takes up the revision of the
+// spec that version rendered. The old code deleted the revision by count
+// and, at the rollback, wrote it again from the Application as it was
+// then: the wrong components (chaos seed 6565, timer mode).
+func TestAppRevision_KeptWhileItsTrackerIs(t *testing.T) {
+	ns := limitedTo(t, 1)
+	createApp(t, ns, "metadata: {name: web, annotations: {app.oam.dev/publishVersion: alpha}}\nspec:"+indent(keptSpec))
+	waitRevisions(t, ns, "web", "web-v1")
+	setSpec(t, ns, "web", keptSpecWithout, map[string]string{v1beta1.AnnotationPublishVersion: "beta"})
+	waitRevisions(t, ns, "web", "web-v1", "web-v2")
+	setSpec(t, ns, "web", keptSpecWithout, map[string]string{v1beta1.AnnotationPublishVersion: "gamma"})
+	// alpha's tracker is kept past the limit, the record of extra, and
+	// its revision with it.
+	waitRevisions(t, ns, "web", "web-v1", "web-v2", "web-v3")
+	setSpec(t, ns, "web", keptSpecWithout, map[string]string{v1beta1.AnnotationPublishVersion: "delta"})
+	alpha, beta := tracker.Name("web", ns, tracker.Published("alpha")), tracker.Name("web", ns, tracker.Published("beta"))
+	eventually(t, 30*time.Second, "beta's tracker recycled past the limit", func() error {
+		names := map[string]bool{}
+		for _, rt := range trackersOf(t, ns, "web") {
+			names[rt.Name] = true
+		}
+		if names[beta] || !names[alpha] {
+			return fmt.Errorf("trackers %v: want alpha's kept (the record of extra), beta's gone", names)
+		}
+		return nil
+	})
+	// beta's revision went with its tracker; alpha's stays with its own.
+	waitRevisions(t, ns, "web", "web-v1", "web-v3", "web-v4")
+
+	setSpec(t, ns, "web", keptSpecWithout, map[string]string{v1beta1.AnnotationPublishVersion: "alpha"})
+	v1 := waitSucceeded(t, ns, "web-v1")
+	eventually(t, 30*time.Second, "web-v1 live again", func() error {
+		if latest := getApp(t, ns, "web").Status.LatestRevision; latest == nil || latest.Name != "web-v1" {
+			return fmt.Errorf("latestRevision %+v", latest)
+		}
+		return nil
+	})
+	fields, err := apprevision.Decode(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var comps []string
+	for _, c := range fields.Application.Spec.Components {
+		comps = append(comps, c.Name)
+	}
+	if strings.Join(comps, ",") != "web,extra" || apprevision.PublishVersionOf(v1) != "alpha" {
+		t.Errorf("web-v1 records components %v of publishVersion %q, want alpha's web,extra", comps, apprevision.PublishVersionOf(v1))
+	}
+}
+
+// A rollback to a version whose revision is gone (deleted by hand) writes
+// none from the Application as it is now, which that version was not
+// rendered from, and says so with a warning; nor does a later pass. The
+// old code wrote web-v1 again with v2's spec.
+func TestAppRevision_RollbackToAGoneRevisionWritesNone(t *testing.T) {
+	ns := publishedTwice(t)
+	ctx := context.Background()
+	if err := testClient.Delete(ctx, &v1beta1.ApplicationRevision{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-v1"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	setSpec(t, ns, "web", v2Spec, map[string]string{v1beta1.AnnotationPublishVersion: "alpha"})
+	msg := waitEvent(t, ns, "web", v1beta1.EventApplicationRevisionNotWritten)
+	if !strings.Contains(msg, "web-v1") {
+		t.Errorf("event %q does not name web-v1", msg)
+	}
+	eventually(t, 30*time.Second, "alpha's objects back", func() error {
+		if !serviceExists(t, ns, "web") {
+			return fmt.Errorf("no service")
+		}
+		return nil
+	})
+	if got := revisionNames(appRevisions(t, ns, "web")); got != "web-v2" {
+		t.Errorf("revisions %s, want web-v2 alone: a web-v1 written now records v2's spec", got)
+	}
+	// Later passes, the rollback done: a spec edited under the same
+	// publishVersion (the version stays as recorded) writes none either.
+	setSpec(t, ns, "web", strings.Replace(v2Spec, "nginx:1.27", "nginx:1.28", 1), map[string]string{v1beta1.AnnotationPublishVersion: "alpha"})
+	eventually(t, 30*time.Second, "the edited spec observed", func() error {
+		if app := getApp(t, ns, "web"); app.Status.ObservedGeneration != app.Generation {
+			return fmt.Errorf("observed generation %d of %d", app.Status.ObservedGeneration, app.Generation)
+		}
+		return nil
+	})
+	if got := revisionNames(appRevisions(t, ns, "web")); got != "web-v2" {
+		t.Errorf("revisions %s after a later pass, want web-v2 alone", got)
+	}
+}
+
+// A revision another Application owns is never deleted, though it carries
+// this Application's app.oam.dev/name label (a tenant may label anything
+// it creates): neither the limit nor the Application's deletion counts it.
+// The old code deleted it by count, and with the Application.
+func TestAppRevision_AnotherApplicationsRevisionIsNeverDeleted(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	opts := testOptions()
+	opts.RevisionLimit = 1
+	startManager(t, testCfg, opts)
+	other := createApp(t, ns, "metadata: {name: other}\nspec:\n  components:\n    - {name: other, type: test-worker, properties: {image: \"nginx:1.27\"}}")
+	foreign := &v1beta1.ApplicationRevision{ObjectMeta: metav1.ObjectMeta{
+		Name: "foreign", Namespace: ns, Labels: map[string]string{v1beta1.LabelAppName: "web"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: v1beta1.GroupVersion.String(), Kind: "Application", Name: "other", UID: other.UID}},
+	}}
+	if err := testClient.Create(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	app := createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+	waitRevisions(t, ns, "web", "foreign", "web-v1")
+	setSpec(t, ns, "web", v2Spec, nil)
+	waitRevisions(t, ns, "web", "foreign", "web-v1", "web-v2")
+	setSpec(t, ns, "web", v1Spec, nil)
+	waitRevisions(t, ns, "web", "foreign", "web-v2", "web-v3")
+
+	if err := testClient.Delete(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "web gone", func() error {
+		if err := testClient.Get(ctx, client.ObjectKeyFromObject(app), &v1beta1.Application{}); err == nil {
+			return fmt.Errorf("still there")
+		}
+		return nil
+	})
+	if got := revisionNames(appRevisions(t, ns, "web")); got != "foreign" {
+		t.Errorf("revisions labelled web after its deletion: %q, want other's foreign alone", got)
+	}
 }

@@ -205,6 +205,11 @@ func (r *Reconciler) recycle(ctx context.Context, s *facts.Pass, keeper inventor
 			continue
 		}
 		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Deleted an older resource tracker", "resourceTracker", rc.Tracker.Name, "reason", rc.Why)
+		if rc.Why == inventory.RecycledBeyondLimit {
+			if err := r.Revisions.DeleteWith(ctx, s, rc.Tracker); err != nil {
+				s.SetRetry(err)
+			}
+		}
 	}
 	return nil
 }

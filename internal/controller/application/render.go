@@ -110,7 +110,7 @@ func (r *Reconciler) renderAndRecord(ctx context.Context, s *facts.Pass) error {
 	}
 	marks := map[string]string{tracker.AnnotationDispatchPending: pendingNew, tracker.AnnotationWorkflowSteps: "", tracker.AnnotationWorkflowInputs: record.RenderedMark(s), tracker.AnnotationParallelism: "",
 		tracker.AnnotationHelmReleases: r.recordReleases(ctx, s), tracker.AnnotationDefinitions: r.definitionsFingerprint(ctx, s),
-		tracker.AnnotationRootObjects: tracker.RootObjectsRecorded}
+		tracker.AnnotationRootObjects: tracker.RootObjectsRecorded, tracker.AnnotationSpecDigest: workflow.SpecDigest(s.App)}
 	if s.Parallelism > 0 {
 		marks[tracker.AnnotationParallelism] = strconv.Itoa(s.Parallelism)
 	}

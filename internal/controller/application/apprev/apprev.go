@@ -17,8 +17,8 @@ import (
 	"github.com/steward-oam/steward/internal/controller/application/facts"
 	"github.com/steward-oam/steward/internal/controller/application/status"
 	"github.com/steward-oam/steward/internal/definition"
-	"github.com/steward-oam/steward/internal/delivery"
 	"github.com/steward-oam/steward/internal/tracker"
+	"github.com/steward-oam/steward/internal/workflow"
 )
 
 // +kubebuilder:rbac:groups=core.oam.dev,resources=applicationrevisions,verbs=get;list;create;update;patch;delete
@@ -70,18 +70,22 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 			return nil
 		}
 	}
+	if rev := findRevision(revs, name); s.RolledBack && rev != nil && mine(rev, s.App) && apprevision.PublishVersionOf(rev) != s.Current.Annotations[v1beta1.AnnotationPublishVersion] {
+		// The label of the version rolled back to names another
+		// publishVersion's revision (`vela workflow rollback` deleted its
+		// own, `vela up --revision` wrote one under the name): the version
+		// is named again, and the tracker that revision is of keeps it.
+		name = ""
+	}
 	if name == "" {
+		// Labelled even when no revision is written for it (unwritable),
+		// so that later passes find the status naming it and ask nothing.
 		name = revisionName(s.App, s.Older, s.Current, revs)
 		err = k.labelTracker(ctx, s, name)
 	}
 	if err == nil {
 		err = k.unlabelOlder(ctx, s, name)
 	}
-	if err != nil {
-		s.SetRetry(err)
-		return nil
-	}
-	defs, err := k.definitions(ctx, s.App)
 	if err != nil {
 		s.SetRetry(err)
 		return nil
@@ -96,38 +100,15 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 		}
 		live = nil
 	}
-	if live == nil {
-		rev, held, err := k.createNamed(ctx, s, defs, &name)
-		if s.Revisions.RevisionsListed {
-			revs = s.Revisions.Listed // listed when a name was held
-		}
-		switch {
-		case err != nil:
-			s.SetRetry(err)
-			return nil
-		case held:
-			// Written by an earlier pass of this version that did not get
-			// to the status: it is the version's.
-			ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped: the application revision exists", "applicationRevision", name)
-			s.Revisions.Written = rev
-		default:
-			ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Created an application revision", "applicationRevision", name)
-			revs = append(revs, *rev)
-			s.Revisions.Written = rev
-		}
-	} else if changed, err := apprevision.Refill(live, defs, revisionCompression); err != nil || changed {
-		if err == nil {
-			err = k.Client.Update(ctx, live)
-		}
-		if err != nil {
-			s.SetRetry(fmt.Errorf("writing application revision %s: %w", name, err))
-			return nil
-		}
-		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Recorded the definitions in the application revision live again", "applicationRevision", name)
-		s.Revisions.Written = live
+	if why := unwritable(s, live); why != "" {
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped: the application revision is not written", "applicationRevision", name, "reason", why)
+		s.Revisions.Unwritten, s.Revisions.UnwrittenWhy = name, why
+	} else if revs, name, err = k.write(ctx, s, revs, name, live); err != nil {
+		s.SetRetry(err)
+		return nil
 	}
 	if prev := s.App.Status.LatestRevision; prev != nil && prev.Name != name {
-		if old := findRevision(revs, prev.Name); old != nil {
+		if old := findRevision(revs, prev.Name); old != nil && mine(old, s.App) {
 			if changed, err := apprevision.Thin(old, revisionCompression); err != nil || changed {
 				if err == nil {
 					err = k.Client.Update(ctx, old)
@@ -140,9 +121,14 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 			}
 		}
 	}
-	for _, n := range apprevision.Beyond(revs, map[string]bool{name: true}, k.limit(s)) {
+	// A revision goes with its version's tracker: one a tracker still
+	// names (kept past the limit while it records an object waiting for
+	// deletion or one a rule keeps) is what a rollback to it takes up.
+	tracked := claimed(append(slices.Clone(s.Older), *s.Current), revs)
+	// Revisions another Application owns are neither counted nor deleted.
+	for _, n := range apprevision.Trim(deletableOf(revs, s.App), name, tracked, k.limit(s)) {
 		old := findRevision(revs, n)
-		if err := k.Client.Delete(ctx, old); err != nil && !apierrors.IsNotFound(err) {
+		if err := k.Client.Delete(ctx, old, client.Preconditions{UID: &old.UID}); err != nil && !apierrors.IsNotFound(err) {
 			s.SetRetry(fmt.Errorf("deleting application revision %s: %w", n, err))
 			continue
 		}
@@ -151,197 +137,101 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 	return nil
 }
 
-// NameFor names the revision of the version kind that renderAndRecord is
-// about to record, when it records it in a new tracker, so that the tracker is created
-// labelled with it rather than labelled by a second write. The revisions
-// it lists are the ones Record then uses; a new Application's first
-// version (firstVersion) is named without a list. "" when revisions are off or
-// cannot be listed: Record then labels the tracker as it does one
-// recorded without a name.
-func (k *Keeper) NameFor(ctx context.Context, s *facts.Pass, kind tracker.Kind) string {
-	name := tracker.Name(s.App.Name, s.App.Namespace, kind)
-	if k == nil || !k.On || s.Deleting || (s.Current != nil && s.Current.Name == name) {
-		// Off, or the version's tracker exists: it is not created.
-		return ""
-	}
-	// The tracker about to be recorded, as it will be: the current one
-	// becomes older.
-	next := &v1beta1.ResourceTracker{Spec: v1beta1.ResourceTrackerSpec{ApplicationGeneration: s.App.Generation}}
-	if kind.PublishVersion != "" {
-		next.Annotations = map[string]string{v1beta1.AnnotationPublishVersion: kind.PublishVersion}
-	}
-	if firstVersion(s, kind) {
-		// Named as an empty list would name it; Record checks the name by
-		// creating the revision, and lists only when it is taken.
-		s.Revisions.Named, s.Revisions.Unchecked = revisionName(s.App, nil, next, nil), true
-		return s.Revisions.Named
-	}
-	revs, err := k.listOnce(ctx, s)
-	if err != nil {
-		return ""
-	}
-	older := slices.DeleteFunc(slices.Clone(s.Older), func(o v1beta1.ResourceTracker) bool { return o.Name == name })
-	if s.Current != nil && s.Current.Name != name {
-		older = append(older, *s.Current)
-	}
-	s.Revisions.Named = revisionName(s.App, older, next, revs)
-	return s.Revisions.Named
-}
-
-// firstVersion reports whether the version about to be recorded is the
-// first of a new Application: no tracker of its name (its own, an earlier
-// Application's or KubeVela's), no revision in its status, no
-// publishVersion (whose revision `vela up --revision` may have written).
-// Its revision is named without a list.
-func firstVersion(s *facts.Pass, kind tracker.Kind) bool {
-	return !s.Revisions.RevisionsListed && kind.PublishVersion == "" && apprevision.PublishVersionOf(s.App) == "" &&
-		s.App.Status.LatestRevision == nil && s.Current == nil && s.Root == nil && s.Comprev == nil &&
-		len(s.Older) == 0 && len(s.KubeVelaRoots) == 0
-}
-
-// revisionName names the revision of version current: the revision of its
-// publishVersion that no older tracker names (`vela up --revision` writes
-// one before Steward sees the version), else the next number, and for an
-// Application without publishVersion at least its generation, so that the
-// revision's name is the one its objects are labelled with.
-func revisionName(app *v1beta1.Application, older []v1beta1.ResourceTracker, current *v1beta1.ResourceTracker, revs []v1beta1.ApplicationRevision) string {
-	// An older tracker claims a revision only while the revision is of its
-	// version: `vela workflow rollback` deletes the revisions after the one
-	// it goes back to, and `vela up --revision` then writes one under a
-	// name such a tracker still carries.
-	claimed := map[string]bool{}
-	for _, o := range older {
-		if n := o.Labels[v1beta1.LabelAppRevision]; n != "" {
-			if rev := findRevision(revs, n); rev == nil || apprevision.PublishVersionOf(rev) == o.Annotations[v1beta1.AnnotationPublishVersion] {
-				claimed[n] = true
-			}
-		}
-	}
-	if pv := apprevision.PublishVersionOf(app); pv != "" {
-		if rev := apprevision.ForVersion(revs, pv); rev != nil && !claimed[rev.Name] {
-			return rev.Name
-		}
-	}
-	latest := app.Status.LatestRevision
-	if latest != nil && latest.Name == delivery.RevisionNameOf(app.Name, current.Annotations[v1beta1.AnnotationPublishVersion], current.Spec.ApplicationGeneration) {
-		// The status names this very version the way Steward named it
-		// before it wrote revisions: its number is free.
-		latest = nil
-	}
-	n := apprevision.Next(latest, revs)
-	if apprevision.PublishVersionOf(app) == "" {
-		n = max(n, current.Spec.ApplicationGeneration)
-	}
-	return apprevision.NameOf(app.Name, n)
-}
-
-// nameAttempts bounds how many names createNamed tries: each one held by
-// an object that is not the Application's moves the version past it.
-const nameAttempts = 3
-
-// createNamed creates the live version's revision under *name. A name
-// held by a revision of the Application's own (one an earlier pass of
-// this version wrote) gives that revision, held; a name held by anything
-// else (an earlier Application's revision, or an object the list of this
-// one's does not show, as when a first version was named without a list)
-// is never written: the version takes the number past it and the
-// highest listed, its tracker is labelled again, and *name is the name
-// taken.
-func (k *Keeper) createNamed(ctx context.Context, s *facts.Pass, defs apprevision.Definitions, name *string) (*v1beta1.ApplicationRevision, bool, error) {
-	for attempt := 1; ; attempt++ {
-		rev, err := k.create(ctx, s.App, defs, *name)
-		if !apierrors.IsAlreadyExists(err) {
-			if err != nil {
-				return nil, false, fmt.Errorf("writing application revision %s: %w", *name, err)
-			}
-			return rev, false, nil
-		}
-		revs, err := k.listOnce(ctx, s)
+// write creates the live version's revision name, or takes up live, the
+// Application's own revision of that name (nil: none), recording its
+// definitions again when they were dropped; it returns the revisions with
+// the one created, and the name taken (createNamed may move past a held
+// one).
+func (k *Keeper) write(ctx context.Context, s *facts.Pass, revs []v1beta1.ApplicationRevision, name string, live *v1beta1.ApplicationRevision) ([]v1beta1.ApplicationRevision, string, error) {
+	if live != nil {
+		changed, err := k.refill(ctx, s.App, live)
 		if err != nil {
-			return nil, false, err
+			// The revision stays as it is; the rest of Record goes on.
+			ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped: the definitions of the application revision live again are not recorded", "applicationRevision", name, "error", err.Error())
+			return revs, name, nil
 		}
-		holder := findRevision(revs, *name)
-		if holder == nil {
-			holder = &v1beta1.ApplicationRevision{}
-			if err := k.Reader.Get(ctx, client.ObjectKey{Namespace: s.App.Namespace, Name: *name}, holder); apierrors.IsNotFound(err) {
-				holder = nil // deleted meanwhile: the name is tried again
-			} else if err != nil {
-				return nil, false, fmt.Errorf("reading application revision %s: %w", *name, err)
+		if changed {
+			if err := k.Client.Update(ctx, live); err != nil {
+				return revs, name, fmt.Errorf("writing application revision %s: %w", name, err)
 			}
+			ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Recorded the definitions in the application revision live again", "applicationRevision", name)
+			s.Revisions.Written = live
 		}
-		if holder != nil && mine(holder, s.App) {
-			return holder, true, nil
-		}
-		if attempt == nameAttempts {
-			return nil, false, fmt.Errorf("application revision %s: %d names tried are held by objects that are not this Application's revisions", *name, nameAttempts)
-		}
-		if holder != nil {
-			if *name, err = k.skipName(ctx, s, *name, revs); err != nil {
-				return nil, false, err
-			}
-		}
+		return revs, name, nil
 	}
-}
-
-// skipName moves the live version past name, which an object that is not
-// the Application's revision holds: to the number past it and past the
-// highest of revs and status.latestRevision, its tracker labelled with
-// the name returned.
-func (k *Keeper) skipName(ctx context.Context, s *facts.Pass, taken string, revs []v1beta1.ApplicationRevision) (string, error) {
-	n, _ := apprevision.NumberOf(taken)
-	name := apprevision.NameOf(s.App.Name, max(n+1, apprevision.Next(s.App.Status.LatestRevision, revs)))
-	ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped an application revision name held by an object that is not this Application's revision", "applicationRevision", taken, "instead", name)
-	return name, k.labelTracker(ctx, s, name)
-}
-
-// create writes revision name of app.
-func (k *Keeper) create(ctx context.Context, app *v1beta1.Application, defs apprevision.Definitions, name string) (*v1beta1.ApplicationRevision, error) {
-	n, _ := apprevision.NumberOf(name)
-	rev, err := apprevision.Build(app, defs, n)
+	defs, err := k.definitions(ctx, s.App)
 	if err != nil {
-		return nil, err
+		return revs, name, err
 	}
-	rev.Name = name
-	if err := apprevision.Encode(rev, revisionCompression); err != nil {
-		return nil, err
+	rev, held, err := k.createNamed(ctx, s, defs, &name)
+	if s.Revisions.RevisionsListed {
+		revs = s.Revisions.Listed // listed when a name was held
 	}
-	return rev, k.Client.Create(ctx, rev)
+	switch {
+	case err != nil:
+		return revs, name, err
+	case held:
+		// Written by an earlier pass of this version that did not get to
+		// the status: it is the version's.
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped: the application revision exists", "applicationRevision", name)
+	default:
+		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Created an application revision", "applicationRevision", name)
+		revs = append(revs, *rev)
+	}
+	s.Revisions.Written = rev
+	return revs, name, nil
 }
 
-// labelTracker labels the live version's tracker with its revision's
-// name, as KubeVela labels its trackers (`vela workflow rollback` finds a
-// revision's tracker by it).
-func (k *Keeper) labelTracker(ctx context.Context, s *facts.Pass, name string) error {
-	before := s.Current.DeepCopy()
-	patch := client.MergeFrom(before)
-	if s.Current.Labels == nil {
-		s.Current.Labels = map[string]string{}
+// unwritable says why the live version's revision can be neither taken
+// up (live, the revision of its name) nor written, "" when it can. A
+// revision is written from the Application as it is now, so only for a
+// version rendered from the spec as it is now: after a rollback, or a
+// spec edited under the same publishVersion (which keeps the version as
+// recorded), a revision written now would record the wrong spec. live is
+// the Application's own revision of the version's name, or nil.
+func unwritable(s *facts.Pass, live *v1beta1.ApplicationRevision) string {
+	if live != nil {
+		return "" // the Application's own, of the version's publishVersion on a rollback (Record)
 	}
-	s.Current.Labels[v1beta1.LabelAppRevision] = name
-	if err := k.Client.Patch(ctx, s.Current, patch); err != nil {
-		s.Current.Labels = before.Labels // the status names what the tracker says
-		return fmt.Errorf("labelling resource tracker %s with its revision: %w", s.Current.Name, err)
+	digest := tracker.Mark(s.Current, tracker.AnnotationSpecDigest)
+	switch {
+	case digest != "" && digest != workflow.SpecDigest(s.App):
+		return "the version has no revision, and the Application's spec is not the one it was rendered from"
+	case digest == "" && s.RolledBack:
+		return "the version rolled back to has no revision, and was recorded before trackers carried a digest of the spec they were rendered from"
 	}
-	ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Labelled the version's resource tracker with its application revision", "resourceTracker", s.Current.Name, "applicationRevision", name)
-	return nil
+	return ""
 }
 
-// unlabelOlder takes the name from an older tracker left with it (its
-// revision was deleted, and the name written again): a name finds one
-// tracker.
-func (k *Keeper) unlabelOlder(ctx context.Context, s *facts.Pass, name string) error {
-	for i := range s.Older {
-		o := &s.Older[i]
-		if o.Labels[v1beta1.LabelAppRevision] != name {
-			continue
-		}
-		patch := client.MergeFrom(o.DeepCopy())
-		delete(o.Labels, v1beta1.LabelAppRevision)
-		if err := k.Client.Patch(ctx, o, patch); err != nil {
-			return fmt.Errorf("unlabelling resource tracker %s: %w", o.Name, err)
-		}
-		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Unlabelled an older resource tracker: its application revision's name is the live version's", "resourceTracker", o.Name, "applicationRevision", name)
+// DeleteWith deletes the revision that rt, a tracker of the
+// Application's own recycled past the limit, names: a revision goes with
+// its version's tracker (Record keeps it while the tracker is kept). One
+// that is not the Application's, or the live version's, is left.
+func (k *Keeper) DeleteWith(ctx context.Context, s *facts.Pass, rt *v1beta1.ResourceTracker) error {
+	name := rt.Labels[v1beta1.LabelAppRevision]
+	if k == nil || !k.On || name == "" || (s.Current != nil && s.Current.Labels[v1beta1.LabelAppRevision] == name) {
+		return nil
 	}
+	for _, o := range s.Older {
+		if o.Name != rt.Name && o.Labels[v1beta1.LabelAppRevision] == name {
+			return nil // another tracker kept names it
+		}
+	}
+	// Read by name: a steady pass lists no revisions.
+	rev := &v1beta1.ApplicationRevision{}
+	if err := k.Reader.Get(ctx, client.ObjectKey{Namespace: s.App.Namespace, Name: name}, rev); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("reading application revision %s: %w", name, err)
+	}
+	if !mine(rev, s.App) || !claimed([]v1beta1.ResourceTracker{*rt}, []v1beta1.ApplicationRevision{*rev})[name] {
+		return nil
+	}
+	if err := k.Client.Delete(ctx, rev, client.Preconditions{UID: &rev.UID}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting application revision %s: %w", name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Deleted an application revision with its version's resource tracker", "applicationRevision", name, "resourceTracker", rt.Name, "reason", "RevisionLimit")
 	return nil
 }
 
@@ -405,9 +295,10 @@ func (k *Keeper) Delete(ctx context.Context, app *v1beta1.Application) error {
 	if err != nil {
 		return err
 	}
+	revs = deletableOf(revs, app)
 	var errs []error
 	for i := range revs {
-		if err := k.Client.Delete(ctx, &revs[i]); err != nil && !apierrors.IsNotFound(err) {
+		if err := k.Client.Delete(ctx, &revs[i], client.Preconditions{UID: &revs[i].UID}); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("deleting application revision %s: %w", revs[i].Name, err))
 			continue
 		}
@@ -439,6 +330,27 @@ func (k *Keeper) list(ctx context.Context, app *v1beta1.Application) ([]v1beta1.
 		return nil, fmt.Errorf("listing application revisions: %w", err)
 	}
 	return list.Items, nil
+}
+
+// refill records the definitions again in rev, a revision Thin made
+// superseded that is live again: those of the spec rev records (the
+// version's), found as the render finds them, not those of the spec as it
+// is now, which a rollback by publishVersion does not render.
+func (k *Keeper) refill(ctx context.Context, app *v1beta1.Application, rev *v1beta1.ApplicationRevision) (bool, error) {
+	if _, thin := rev.Annotations[apprevision.AnnotationDefinitionsDropped]; !thin {
+		return false, nil
+	}
+	fields, err := apprevision.Decode(rev)
+	if err != nil {
+		return false, err
+	}
+	version := app.DeepCopy()
+	version.Spec = fields.Application.Spec
+	defs, err := k.definitions(ctx, version)
+	if err != nil {
+		return false, err
+	}
+	return apprevision.Refill(rev, defs, revisionCompression)
 }
 
 // definitions are the definitions the Application uses, as a revision
@@ -480,6 +392,35 @@ func mine(rev *v1beta1.ApplicationRevision, app *v1beta1.Application) bool {
 		}
 	}
 	return !owned && rev.Labels[v1beta1.LabelAppName] == app.Name
+}
+
+// deletable reports whether Steward may delete rev for app: one of app's
+// own, or one an earlier Application of the same name left (owned by an
+// Application of app's name and another UID: that Application is gone,
+// since app holds the name, and the garbage collector, where one runs,
+// takes it too). A revision another Application owns, labelled with app's
+// name or not, is never deleted.
+func deletable(rev *v1beta1.ApplicationRevision, app *v1beta1.Application) bool {
+	if mine(rev, app) {
+		return true
+	}
+	for _, o := range rev.OwnerReferences {
+		if o.Kind == "Application" && o.Name == app.Name && o.UID != app.UID {
+			return true
+		}
+	}
+	return false
+}
+
+// deletableOf are the revisions of revs deletable for app.
+func deletableOf(revs []v1beta1.ApplicationRevision, app *v1beta1.Application) []v1beta1.ApplicationRevision {
+	var out []v1beta1.ApplicationRevision
+	for i := range revs {
+		if deletable(&revs[i], app) {
+			out = append(out, revs[i])
+		}
+	}
+	return out
 }
 
 func findRevision(revs []v1beta1.ApplicationRevision, name string) *v1beta1.ApplicationRevision {

@@ -25,5 +25,6 @@
 //
 // Files:
 //
-//	apprev.go  Keeper: NameFor, Record, Outcome and Delete, and the revision naming of a live version
+//	apprev.go  Keeper: Record (what is written, taken up, thinned and trimmed), DeleteWith, Outcome and Delete; whose revisions are written or deleted
+//	names.go   the naming of a live version's revision: NameFor, the first version's name, the create that checks a name, the tracker's label
 package apprev

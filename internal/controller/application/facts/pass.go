@@ -149,6 +149,10 @@ type Revisions struct {
 	// Written is the live version's revision as the pass created or
 	// updated it: its status is written over it.
 	Written *v1beta1.ApplicationRevision
+	// Unwritten names the live version's revision when it is neither
+	// taken up nor written, and UnwrittenWhy says why (apprev.unwritable;
+	// the ApplicationRevisionNotWritten event says so).
+	Unwritten, UnwrittenWhy string
 }
 
 // HealthReport is what evaluateHealth found, for dispatchPostTraits and status.

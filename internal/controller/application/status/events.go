@@ -56,6 +56,10 @@ func (r Events) Emit(s *facts.Pass, before *v1beta1.Application) {
 	if s.RolledBack && s.Current != nil {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, v1beta1.EventRolledBack, "Rollback", "rolled back to %s: its recorded manifests are applied again", LiveRevision(app, s.Current).Name)
 	}
+	if s.Revisions.Unwritten != "" {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, v1beta1.EventApplicationRevisionNotWritten, "Record",
+			"application revision %s is not written: %s", s.Revisions.Unwritten, s.Revisions.UnwrittenWhy)
+	}
 	if len(s.TakenOver) > 0 {
 		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, v1beta1.EventTakenOverFromKubeVela, "Reconcile",
 			"took over from KubeVela: %s", strings.Join(s.TakenOver, "; "))
