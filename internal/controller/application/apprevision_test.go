@@ -625,3 +625,28 @@ func TestAppRevision_AnotherApplicationsRevisionIsNeverDeleted(t *testing.T) {
 		t.Errorf("revisions labelled web after its deletion: %q, want other's foreign alone", got)
 	}
 }
+
+// A version whose revision cannot be written (here an admission policy
+// refuses it) is not named by the status, and its revision is written
+// once it can be, without a new version. The old code named it at once
+// and, finding it named, never wrote it.
+func TestAppRevision_RefusedRevisionIsWrittenOnceItCanBe(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	lift := denyCreates(t, "applicationrevisions", "false", ns, func() error {
+		probe := &v1beta1.ApplicationRevision{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns}}
+		if err := testClient.Create(ctx, probe); err == nil {
+			_ = testClient.Delete(ctx, probe)
+			return errNotYet
+		}
+		return nil
+	})
+	startManager(t, testCfg, testOptions())
+	createApp(t, ns, "metadata: {name: web}\nspec:"+indent(v1Spec))
+	waitReady(t, ns, "web")
+	if latest := getApp(t, ns, "web").Status.LatestRevision; latest != nil && latest.Name == "web-v1" {
+		t.Errorf("latestRevision names web-v1, which was refused")
+	}
+	lift()
+	waitRevisions(t, ns, "web", "web-v1")
+}

@@ -18,8 +18,25 @@ import (
 func denyTrackerCreates(t *testing.T, prefix string) func() {
 	t.Helper()
 	ctx := context.Background()
+	// Wait until a probe tracker cannot be created.
+	return denyCreates(t, "resourcetrackers", fmt.Sprintf("!object.metadata.name.startsWith(%q)", prefix), "", func() error {
+		probe := &v1beta1.ResourceTracker{ObjectMeta: metav1.ObjectMeta{Name: prefix + "probe"}, Spec: v1beta1.ResourceTrackerSpec{Type: v1beta1.ResourceTrackerTypeRoot}}
+		if err := testClient.Create(ctx, probe); err == nil {
+			_ = testClient.Delete(ctx, probe)
+			return errNotYet
+		}
+		return nil
+	})
+}
+
+// denyCreates installs an admission policy refusing to create objects of
+// Steward's group resource that fail the CEL expression, in namespace ns
+// ("" anywhere), once probe says it holds, and returns a function that
+// lifts it.
+func denyCreates(t *testing.T, resource, expression, ns string, probe func() error) func() {
+	t.Helper()
 	fail := admissionv1.Fail
-	name := "deny-trackers-" + fmt.Sprint(time.Now().UnixNano())
+	name := "deny-" + resource + "-" + fmt.Sprint(time.Now().UnixNano())
 	policy := &admissionv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
@@ -27,10 +44,10 @@ func denyTrackerCreates(t *testing.T, prefix string) func() {
 			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
 				RuleWithOperations: admissionv1.RuleWithOperations{
 					Operations: []admissionv1.OperationType{admissionv1.Create},
-					Rule:       admissionv1.Rule{APIGroups: []string{v1beta1.GroupVersion.Group}, APIVersions: []string{"*"}, Resources: []string{"resourcetrackers"}},
+					Rule:       admissionv1.Rule{APIGroups: []string{v1beta1.GroupVersion.Group}, APIVersions: []string{"*"}, Resources: []string{resource}},
 				},
 			}}},
-			Validations: []admissionv1.Validation{{Expression: fmt.Sprintf("!object.metadata.name.startsWith(%q)", prefix), Message: "creating this tracker is refused"}},
+			Validations: []admissionv1.Validation{{Expression: expression, Message: "creating this " + resource + " object is refused"}},
 		},
 	}
 	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
@@ -40,15 +57,12 @@ func denyTrackerCreates(t *testing.T, prefix string) func() {
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
 		},
 	}
-	// Wait until a probe tracker cannot be created.
-	return installPolicy(t, policy, binding, "deny tracker creates", func() error {
-		probe := &v1beta1.ResourceTracker{ObjectMeta: metav1.ObjectMeta{Name: prefix + "probe"}, Spec: v1beta1.ResourceTrackerSpec{Type: v1beta1.ResourceTrackerTypeRoot}}
-		if err := testClient.Create(ctx, probe); err == nil {
-			_ = testClient.Delete(ctx, probe)
-			return errNotYet
-		}
-		return nil
-	})
+	if ns != "" {
+		binding.Spec.MatchResources = &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+			MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns},
+		}}
+	}
+	return installPolicy(t, policy, binding, "deny "+resource+" creates", probe)
 }
 
 // The objects an Application keeps for its lifetime are recorded in the

@@ -104,6 +104,7 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 		ctrl.LoggerFrom(ctx).V(decisionlog.Decision).Info("Skipped: the application revision is not written", "applicationRevision", name, "reason", why)
 		s.Revisions.Unwritten, s.Revisions.UnwrittenWhy = name, why
 	} else if revs, name, err = k.write(ctx, s, revs, name, live); err != nil {
+		s.Revisions.Failed = name
 		s.SetRetry(err)
 		return nil
 	}

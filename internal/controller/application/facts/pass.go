@@ -153,6 +153,9 @@ type Revisions struct {
 	// taken up nor written, and UnwrittenWhy says why (apprev.unwritable;
 	// the ApplicationRevisionNotWritten event says so).
 	Unwritten, UnwrittenWhy string
+	// Failed names the live version's revision when writing it failed:
+	// the status does not name it, so that the next pass writes it.
+	Failed string
 }
 
 // HealthReport is what evaluateHealth found, for dispatchPostTraits and status.

@@ -43,7 +43,9 @@ func Compute(s *facts.Pass, now time.Time) {
 	set(garbageCollectedCondition(s))
 	set(readyCondition(st.Conditions))
 	st.Phase = PhaseOf(st.Conditions)
-	if s.Current != nil {
+	if s.Current != nil && (s.Revisions.Failed == "" || s.Revisions.Failed != s.Current.Labels[v1beta1.LabelAppRevision]) {
+		// A revision whose write failed is not named: the next pass, not
+		// finding it named, writes it again.
 		st.LatestRevision = LiveRevision(s.App, s.Current)
 	}
 	st.Services, st.AppliedResources = servicesAndResources(s)
