@@ -592,11 +592,8 @@ func TestAppRevision_RollbackToAGoneRevisionWritesNone(t *testing.T) {
 // it creates): neither the limit nor the Application's deletion counts it.
 // The old code deleted it by count, and with the Application.
 func TestAppRevision_AnotherApplicationsRevisionIsNeverDeleted(t *testing.T) {
-	ns := newNamespace(t)
+	ns := limitedTo(t, 1)
 	ctx := context.Background()
-	opts := testOptions()
-	opts.RevisionLimit = 1
-	startManager(t, testCfg, opts)
 	other := createApp(t, ns, "metadata: {name: other}\nspec:\n  components:\n    - {name: other, type: test-worker, properties: {image: \"nginx:1.27\"}}")
 	foreign := &v1beta1.ApplicationRevision{ObjectMeta: metav1.ObjectMeta{
 		Name: "foreign", Namespace: ns, Labels: map[string]string{v1beta1.LabelAppName: "web"},

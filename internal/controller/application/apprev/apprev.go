@@ -70,7 +70,7 @@ func (k *Keeper) Record(ctx context.Context, s *facts.Pass) error {
 			return nil
 		}
 	}
-	if rev := findRevision(revs, name); s.RolledBack && rev != nil && mine(rev, s.App) && apprevision.PublishVersionOf(rev) != s.Current.Annotations[v1beta1.AnnotationPublishVersion] {
+	if rev := findRevision(revs, name); s.RolledBack && rev != nil && mine(rev, s.App) && !ofVersion(rev, s.Current) {
 		// The label of the version rolled back to names another
 		// publishVersion's revision (`vela workflow rollback` deleted its
 		// own, `vela up --revision` wrote one under the name): the version
@@ -226,7 +226,7 @@ func (k *Keeper) DeleteWith(ctx context.Context, s *facts.Pass, rt *v1beta1.Reso
 		}
 		return fmt.Errorf("reading application revision %s: %w", name, err)
 	}
-	if !mine(rev, s.App) || !claimed([]v1beta1.ResourceTracker{*rt}, []v1beta1.ApplicationRevision{*rev})[name] {
+	if !mine(rev, s.App) || !ofVersion(rev, rt) {
 		return nil
 	}
 	if err := k.Client.Delete(ctx, rev, client.Preconditions{UID: &rev.UID}); err != nil && !apierrors.IsNotFound(err) {

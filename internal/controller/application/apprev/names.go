@@ -99,12 +99,18 @@ func claimed(trackers []v1beta1.ResourceTracker, revs []v1beta1.ApplicationRevis
 	out := map[string]bool{}
 	for _, o := range trackers {
 		if n := o.Labels[v1beta1.LabelAppRevision]; n != "" {
-			if rev := findRevision(revs, n); rev == nil || apprevision.PublishVersionOf(rev) == o.Annotations[v1beta1.AnnotationPublishVersion] {
+			if rev := findRevision(revs, n); rev == nil || ofVersion(rev, &o) {
 				out[n] = true
 			}
 		}
 	}
 	return out
+}
+
+// ofVersion reports whether rev is a revision of rt's version: of its
+// publishVersion (none for a generation's version).
+func ofVersion(rev *v1beta1.ApplicationRevision, rt *v1beta1.ResourceTracker) bool {
+	return apprevision.PublishVersionOf(rev) == rt.Annotations[v1beta1.AnnotationPublishVersion]
 }
 
 // nameAttempts bounds how many names createNamed tries: each one held by
