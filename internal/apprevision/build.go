@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/tracker"
 )
 
 // Definitions are the definitions an Application's version used, each
@@ -36,17 +36,7 @@ func NameOf(app string, n int64) string { return app + "-v" + strconv.FormatInt(
 
 // NumberOf reads the revision number back from a revision's name, false
 // when the name does not end in -v<n>.
-func NumberOf(name string) (int64, bool) {
-	i := strings.LastIndex(name, "-v")
-	if i < 0 {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(name[i+2:], 10, 64)
-	if err != nil || n < 1 {
-		return 0, false
-	}
-	return n, true
-}
+func NumberOf(name string) (int64, bool) { return tracker.RevisionNumber(name) }
 
 // Build returns revision n of app: the Application as it is (without its
 // status, managed fields and last-applied copies) and the definitions it

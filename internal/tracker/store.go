@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -70,10 +72,47 @@ func (s *Store) list(ctx context.Context, r client.Reader, cached bool, app AppR
 		return nil, fmt.Errorf("listing resource trackers of %s/%s: %w", app.Namespace, app.Name, err)
 	}
 	items := list.Items
-	sort.SliceStable(items, func(i, j int) bool {
-		return items[i].Spec.ApplicationGeneration < items[j].Spec.ApplicationGeneration
-	})
+	SortOldestFirst(items)
 	return items, nil
+}
+
+// SortOldestFirst orders an Application's trackers oldest first: by the
+// generation they were recorded at, then (publishVersions published
+// without a spec change share a generation) by the number of the
+// ApplicationRevision they are labelled with, then by creation time and
+// name, so that the order never depends on how a list came back.
+func SortOldestFirst(items []v1beta1.ResourceTracker) {
+	sort.SliceStable(items, func(i, j int) bool {
+		a, b := &items[i], &items[j]
+		if a.Spec.ApplicationGeneration != b.Spec.ApplicationGeneration {
+			return a.Spec.ApplicationGeneration < b.Spec.ApplicationGeneration
+		}
+		na, oka := RevisionNumber(a.Labels[v1beta1.LabelAppRevision])
+		nb, okb := RevisionNumber(b.Labels[v1beta1.LabelAppRevision])
+		if oka && okb && na != nb {
+			return na < nb
+		}
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		}
+		return a.Name < b.Name
+	})
+}
+
+// RevisionNumber reads the revision number back from an
+// ApplicationRevision's name (<app>-v<n>, as a tracker's
+// app.oam.dev/appRevision label names it), false when the name does not
+// end in -v<n>.
+func RevisionNumber(name string) (int64, bool) {
+	i := strings.LastIndex(name, "-v")
+	if i < 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(name[i+2:], 10, 64)
+	if err != nil || n < 1 {
+		return 0, false
+	}
+	return n, true
 }
 
 // Entries decodes the entries of a tracker. A compressed tracker read
