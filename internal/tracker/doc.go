@@ -22,17 +22,19 @@
 // Every tracker carries Steward's protection finalizer, which only Delete
 // and Release remove: a tracker someone else deletes stays (Doomed) until
 // the controller has replaced it (Recreate), so its entries are never lost.
+// A pass reads its Application's trackers and rescue copies with one cache
+// lookup (ListRestoring), finishing any re-creation a stopped pass left.
 //
 // Files:
 //
 //	cache.go        decodedEntries: the last compressed trackers decoded, so a pass decodes each once
 //	compression.go  Encode, Decode and Sizes: entries stored plain, gzip or zstd; Compress and Decompress for other records
 //	entries.go      Key, Entry, Manifest, Ref and Index: one recorded object and its identity
-//	index.go        the cache indexes (IndexApp, IndexRescueOf) that make a List cost one Application's trackers
+//	index.go        the cache index (IndexApp) that makes a List cost one Application's trackers and rescue copies
 //	marks.go        the annotations (marks) Steward writes on trackers, and Mark, DecodeMark, Parallelism to read them
 //	names.go        Kind, Name and Labels: tracker names and the labels trackers carry
 //	record.go       Store.Record: a version's entries written before anything is applied; Missing
 //	rescue.go       Recreate and the rescue copy of a tracker deleted by hand
 //	shard.go        Adopt: trackers relabelled to this replica's shard
-//	store.go        Store and AppRef: List, Entries, Save and SaveMarked
+//	store.go        Store and AppRef: List, ListRestoring, Entries, Save and SaveMarked
 package tracker

@@ -141,12 +141,17 @@ func (s *Store) RestoreRescuedFresh(ctx context.Context, app AppRef) ([]string, 
 
 func (s *Store) restoreRescued(ctx context.Context, r client.Reader, cached bool, app AppRef) ([]string, error) {
 	var list v1beta1.ResourceTrackerList
-	if err := r.List(ctx, &list, s.selectApp(cached, IndexRescueOf, v1beta1.LabelRescueOfNamespace, v1beta1.LabelRescueOfApp, app)...); err != nil {
+	if err := r.List(ctx, &list, s.selectApp(cached, v1beta1.LabelRescueOfNamespace, v1beta1.LabelRescueOfApp, app)...); err != nil {
 		return nil, fmt.Errorf("listing rescued resource trackers of %s/%s: %w", app.Namespace, app.Name, err)
 	}
+	return s.restoreCopies(ctx, list.Items)
+}
+
+// restoreCopies is RestoreRescued over the rescue copies listed.
+func (s *Store) restoreCopies(ctx context.Context, copies []v1beta1.ResourceTracker) ([]string, error) {
 	var restored []string
-	for i := range list.Items {
-		copy := &list.Items[i]
+	for i := range copies {
+		copy := &copies[i]
 		var of rescued
 		if err := json.Unmarshal([]byte(copy.Annotations[v1beta1.AnnotationRescueOf]), &of); err != nil || of.Name == "" {
 			// Not one Steward wrote: left alone, and it blocks nothing.

@@ -33,8 +33,8 @@ type Store struct {
 	// creates, so that a replica's label-selected cache holds its
 	// shard's trackers only.
 	Shard string
-	// Indexed says Client reads from a cache with IndexApp and
-	// IndexRescueOf registered: lists go through them.
+	// Indexed says Client reads from a cache with IndexApp registered:
+	// lists go through it.
 	Indexed bool
 }
 
@@ -68,12 +68,48 @@ func (s *Store) ListFresh(ctx context.Context, app AppRef) ([]v1beta1.ResourceTr
 
 func (s *Store) list(ctx context.Context, r client.Reader, cached bool, app AppRef) ([]v1beta1.ResourceTracker, error) {
 	var list v1beta1.ResourceTrackerList
-	if err := r.List(ctx, &list, s.selectApp(cached, IndexApp, v1beta1.LabelAppNamespace, v1beta1.LabelAppName, app)...); err != nil {
+	if err := r.List(ctx, &list, s.selectApp(cached, v1beta1.LabelAppNamespace, v1beta1.LabelAppName, app)...); err != nil {
 		return nil, fmt.Errorf("listing resource trackers of %s/%s: %w", app.Namespace, app.Name, err)
 	}
 	items := list.Items
 	SortOldestFirst(items)
 	return items, nil
+}
+
+// ListRestoring is List after RestoreRescued, reading the cache once for
+// both when it is indexed: an Application's trackers and its rescue copies
+// share IndexApp's key, and their labels tell them apart. It returns the
+// trackers, and the names of those it re-created from rescue copies (the
+// cache has not seen them yet: read them with ListFresh).
+func (s *Store) ListRestoring(ctx context.Context, app AppRef) ([]v1beta1.ResourceTracker, []string, error) {
+	if !s.Indexed {
+		restored, err := s.RestoreRescued(ctx, app)
+		if err != nil {
+			return nil, restored, err
+		}
+		items, err := s.List(ctx, app)
+		return items, restored, err
+	}
+	var list v1beta1.ResourceTrackerList
+	if err := s.Client.List(ctx, &list, client.MatchingFields{IndexApp: app.Namespace + "/" + app.Name}); err != nil {
+		return nil, nil, fmt.Errorf("listing resource trackers of %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	var items, copies []v1beta1.ResourceTracker
+	for i := range list.Items {
+		rt := &list.Items[i]
+		if labelled(rt, v1beta1.LabelRescueOfNamespace, v1beta1.LabelRescueOfApp, app) {
+			copies = append(copies, *rt.DeepCopy())
+		}
+		if labelled(rt, v1beta1.LabelAppNamespace, v1beta1.LabelAppName, app) {
+			items = append(items, *rt)
+		}
+	}
+	restored, err := s.restoreCopies(ctx, copies)
+	if err != nil {
+		return nil, restored, err
+	}
+	SortOldestFirst(items)
+	return items, restored, nil
 }
 
 // SortOldestFirst orders an Application's trackers oldest first: by the

@@ -46,12 +46,11 @@ func New(mgr manager.Manager, cfg *rest.Config, opts Options, m *metrics.Metrics
 	if err != nil {
 		return nil, err
 	}
-	// Each pass lists its Application's trackers from the cache: through
-	// these indexes that costs its own trackers, not the whole fleet's.
-	for key, fn := range map[string]client.IndexerFunc{tracker.IndexApp: tracker.AppIndex, tracker.IndexRescueOf: tracker.RescueOfIndex} {
-		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1beta1.ResourceTracker{}, key, fn); err != nil {
-			return nil, fmt.Errorf("indexing resource trackers: %w", err)
-		}
+	// Each pass lists its Application's trackers and rescue copies from
+	// the cache: through this index that costs its own, not the whole
+	// fleet's.
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1beta1.ResourceTracker{}, tracker.IndexApp, tracker.AppIndex); err != nil {
+		return nil, fmt.Errorf("indexing resource trackers: %w", err)
 	}
 	if opts.DefinitionRevisions {
 		// Who pins a revision, and which autoUpdate Applications use a

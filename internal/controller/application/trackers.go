@@ -77,12 +77,12 @@ func (r *Reconciler) rescueTrackers(ctx context.Context, s *facts.Pass, all []v1
 // may not have caught up with.
 func (r *Reconciler) listTrackers(ctx context.Context, s *facts.Pass) ([]v1beta1.ResourceTracker, error) {
 	ref := tracker.RefOf(s.App)
-	restored, err := r.Trackers.RestoreRescued(ctx, ref)
+	cached, restored, err := r.Trackers.ListRestoring(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	if len(restored) == 0 && !s.ReadFresh {
-		return r.Trackers.List(ctx, ref)
+		return cached, nil
 	}
 	for _, name := range restored {
 		ctrl.LoggerFrom(ctx).V(1).Info("Re-created a resource tracker from its rescue copy", "resourceTracker", name)
