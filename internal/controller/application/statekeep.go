@@ -501,5 +501,9 @@ func applyDigest(e v1beta1.ManagedResource, opts apply.Options, id cluster.Ident
 	// object it leaves is the same, so the dispatch's record holds for the
 	// passes after it.
 	opts.ExpectMissing = false
-	return watch.Digest(raw, fmt.Appendf(nil, "%+v", opts), []byte(id.String()))
+	var who []byte
+	if !id.IsZero() {
+		who = append(append(append([]byte(id.Namespace), '/'), id.Name...), '/')
+	}
+	return watch.Digest(raw, opts.AppendKey(nil), who)
 }
