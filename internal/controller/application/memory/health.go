@@ -80,7 +80,10 @@ func (h CachedHealth) WorkloadIn(entries []v1beta1.ManagedResource) *v1beta1.Man
 }
 
 // Put replaces the app's cached health with the components of one pass,
-// so components removed from the app do not stay.
+// so components removed from the app do not stay. A pass that found every
+// component's health kept (the same keys with the same fingerprints, so
+// the same health) leaves the entries as they are: a settled pass
+// allocates nothing here that outlives it.
 func (c *healthCache) Put(app types.NamespacedName, entries []CachedHealth) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -91,7 +94,24 @@ func (c *healthCache) Put(app types.NamespacedName, entries []CachedHealth) {
 		delete(c.apps, app)
 		return
 	}
+	if sameFingerprints(c.apps[app], entries) {
+		return
+	}
 	c.apps[app] = cache.Fit(entries)
+}
+
+// sameFingerprints reports whether kept and entries list the same
+// components, in order, with the same fingerprints.
+func sameFingerprints(kept, entries []CachedHealth) bool {
+	if len(kept) != len(entries) {
+		return false
+	}
+	for i := range kept {
+		if kept[i].Key != entries[i].Key || kept[i].Fingerprint != entries[i].Fingerprint {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *healthCache) Forget(app types.NamespacedName) {

@@ -52,3 +52,24 @@ func TestHealthCache_KeepsTheWorkloadOfPostDispatchComponents(t *testing.T) {
 		t.Errorf("a component without PostDispatch traits kept a workload: %+v", plain.Workload)
 	}
 }
+
+// A pass that found every health kept leaves the entries as they are; a
+// changed fingerprint, or a component gone, replaces them.
+func TestHealthCache_PutKeepsWhatASettledPassFound(t *testing.T) {
+	app := types.NamespacedName{Namespace: "default", Name: "app"}
+	var c healthCache
+	c.Put(app, []CachedHealth{{Key: "web", Fingerprint: 7, Health: facts.ComponentHealth{WorkloadHealthy: true}}, {Key: "db", Fingerprint: 8}})
+	kept := &c.apps[app][0]
+	c.Put(app, []CachedHealth{{Key: "web", Fingerprint: 7, Health: facts.ComponentHealth{WorkloadHealthy: true}}, {Key: "db", Fingerprint: 8}})
+	if &c.apps[app][0] != kept {
+		t.Error("a settled pass replaced the kept entries")
+	}
+	c.Put(app, []CachedHealth{{Key: "web", Fingerprint: 9}, {Key: "db", Fingerprint: 8}})
+	if h, ok := c.Get(app, "web", 9); !ok || h.Health.WorkloadHealthy {
+		t.Errorf("a new fingerprint's health = %+v, %v; want the new one", h, ok)
+	}
+	c.Put(app, []CachedHealth{{Key: "web", Fingerprint: 9}})
+	if _, ok := c.Get(app, "db", 8); ok {
+		t.Error("a component gone from the pass stayed kept")
+	}
+}

@@ -28,6 +28,9 @@ type Memory struct {
 	// Adopted: Applications whose trackers this process moved into its
 	// shard, or found there (the reconciler's trackers.go).
 	Adopted adoptedApps
+	// StoredStatus: a digest of the status each Application had at the
+	// resourceVersion last read (status.go).
+	StoredStatus storedStatuses
 }
 
 // Forget drops what memory keeps about app.
@@ -37,6 +40,7 @@ func (m *Memory) Forget(app types.NamespacedName) {
 	m.HealthCache.Forget(app)
 	m.PostDigests.Forget(app)
 	m.Adopted.Forget(app)
+	m.StoredStatus.Forget(app)
 }
 
 // warnedIntervals remembers the last ignored reconcile-interval annotation
@@ -123,6 +127,9 @@ func (p *postDigests) Put(app types.NamespacedName, key, digest string) {
 	}
 	if p.m[app] == nil {
 		p.m[app] = map[string]string{}
+	}
+	if d, ok := p.m[app][key]; ok && d == digest {
+		return // kept as it is: a settled pass allocates nothing that outlives it
 	}
 	p.m[app][key] = digest
 }

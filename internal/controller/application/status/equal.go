@@ -2,6 +2,7 @@ package status
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -21,4 +22,15 @@ func Same(a, b any) bool {
 		return equality.Semantic.DeepEqual(a, b)
 	}
 	return bytes.Equal(ja, jb)
+}
+
+// Digest is a digest of v's JSON encoding, false when v does not encode:
+// two values with the same digest are Same. It lets a caller keep what
+// it compares against (memory.StoredStatus) instead of encoding it again.
+func Digest(v any) ([32]byte, bool) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return [32]byte{}, false
+	}
+	return sha256.Sum256(b), true
 }
