@@ -19,12 +19,7 @@ import (
 func newControllerCommand() *cobra.Command {
 	opts := manager.NewOptions()
 	zapOpts := zap.Options{}
-	kube := cli.NewKube(false)
-	// As kube-controller-manager and kube-scheduler do: between a
-	// controller and its API server, gzip costs CPU at both ends and
-	// saves no time (kubernetes/kubernetes#80919). --disable-compression=
-	// false asks for it again, for an API server across a slow link.
-	*kube.Flags.DisableCompression = true
+	kube := cli.NewControllerKube()
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the Application controller manager",
