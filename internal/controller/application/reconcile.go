@@ -268,7 +268,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *facts.Pass) error {
 	if !s.Deleting {
 		r.recordSizes(s)
 	}
-	if r.sameStatus(s.App, before) {
+	if r.StoredStatus.Same(before, s.App) {
 		return nil
 	}
 	// Written only over the status this pass read (optimistic lock): a
@@ -284,26 +284,6 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *facts.Pass) error {
 		return errStatusMoved
 	}
 	return err
-}
-
-// sameStatus is status.Same over the status a pass read (before) and the
-// one it computed, with the digest of the read one kept per
-// resourceVersion (memory.StoredStatus): a settled pass encodes only the
-// status it computed.
-func (r *Reconciler) sameStatus(app, before *v1beta1.Application) bool {
-	computed, ok := status.Digest(&app.Status)
-	if !ok {
-		return status.Same(&before.Status, &app.Status)
-	}
-	key := client.ObjectKeyFromObject(before)
-	stored, known := r.StoredStatus.Get(key, before.UID, before.ResourceVersion)
-	if !known {
-		if stored, ok = status.Digest(&before.Status); !ok {
-			return status.Same(&before.Status, &app.Status)
-		}
-		r.StoredStatus.Put(key, before.UID, before.ResourceVersion, stored)
-	}
-	return stored == computed
 }
 
 // errStatusMoved: the status was not written; the Application changed since the pass read it.

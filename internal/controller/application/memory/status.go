@@ -4,6 +4,9 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/steward-oam/steward/api/v1beta1"
+	"github.com/steward-oam/steward/internal/controller/application/status"
 )
 
 // storedStatuses keeps, per Application, a digest of the status stored
@@ -49,4 +52,23 @@ func (s *storedStatuses) Forget(app types.NamespacedName) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.apps, app)
+}
+
+// Same is status.Same over the status a pass read (before) and the one it
+// computed, with the digest of the one read kept per resourceVersion: a
+// settled pass encodes only the status it computed.
+func (s *storedStatuses) Same(before, computed *v1beta1.Application) bool {
+	digest, ok := status.Digest(&computed.Status)
+	if !ok {
+		return status.Same(&before.Status, &computed.Status)
+	}
+	app := types.NamespacedName{Namespace: before.Namespace, Name: before.Name}
+	stored, known := s.Get(app, before.UID, before.ResourceVersion)
+	if !known {
+		if stored, ok = status.Digest(&before.Status); !ok {
+			return status.Same(&before.Status, &computed.Status)
+		}
+		s.Put(app, before.UID, before.ResourceVersion, stored)
+	}
+	return stored == digest
 }

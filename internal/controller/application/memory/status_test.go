@@ -3,7 +3,10 @@ package memory
 import (
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/steward-oam/steward/api/v1beta1"
 )
 
 // A stored status's digest is kept for one resourceVersion of one
@@ -24,5 +27,23 @@ func TestStoredStatus_ByResourceVersion(t *testing.T) {
 	s.Forget(app)
 	if _, ok := s.Get(app, "uid-1", "10"); ok {
 		t.Error("a forgotten Application's digest stayed")
+	}
+}
+
+// A status computed alike the one read is the same, one that differs is
+// not, whether the digest of the one read is kept yet or not.
+func TestStoredStatus_Same(t *testing.T) {
+	var s storedStatuses
+	read := &v1beta1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "app", UID: "uid-1", ResourceVersion: "10"},
+		Status: v1beta1.ApplicationStatus{Phase: v1beta1.ApplicationRunning}}
+	for range 2 { // the second time from the digest kept
+		if computed := read.DeepCopy(); !s.Same(read, computed) {
+			t.Error("an unchanged status is not the same")
+		}
+		changed := read.DeepCopy()
+		changed.Status.Phase = v1beta1.ApplicationDeleting
+		if s.Same(read, changed) {
+			t.Error("a changed phase is the same")
+		}
 	}
 }
