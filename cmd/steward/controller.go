@@ -19,7 +19,7 @@ import (
 func newControllerCommand() *cobra.Command {
 	opts := manager.NewOptions()
 	zapOpts := zap.Options{}
-	kube := cli.NewControllerKube()
+	kube := cli.NewKube(false)
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the Application controller manager",

@@ -48,7 +48,7 @@
 //	diff.go             Diff and DiffReport: what applying a file would create, patch and delete
 //	diff_output.go      the unified diffs, in kubectl diff's layout
 //	history.go          steward history: the versions as a table, yaml or json
-//	kube.go             Kube: kubectl's connection flags (the controller's, NewControllerKube, ask for no compression), the REST config, the namespace, NewClient
+//	kube.go             Kube: kubectl's connection flags, the REST config, the namespace, NewClient
 //	kubeconfig.go       a kubeconfig's current context read into cluster credentials (join)
 //	ls.go               steward ls: the Applications as a table or objects
 //	print.go            the output formats (-o) and their printers

@@ -19,9 +19,6 @@ import (
 // k8s.io/cli-runtime, so they mean what they mean for kubectl.
 type Kube struct {
 	Flags *genericclioptions.ConfigFlags
-	// noCompression, when set, is the controller's --disable-compression,
-	// applied to the loaded config (NewControllerKube).
-	noCompression *bool
 }
 
 // NewKube returns kubectl's connection flags, not yet bound to a command;
@@ -35,31 +32,8 @@ func NewKube(withNamespace bool) *Kube {
 	return &Kube{Flags: f}
 }
 
-// NewControllerKube returns the controller's connection flags: kubectl's
-// without -n, and a --disable-compression that is true unless set false,
-// as kube-controller-manager and kube-scheduler ask for (next to its API
-// server, gzip costs CPU at both ends and a decompressor per open watch,
-// and saves no time: kubernetes/kubernetes#80919). It is applied to the
-// config once loaded: cli-runtime's flag of that name is an override of
-// the kubeconfig, and any override makes client-go take its built-in
-// default (localhost:8080) for the in-cluster config
-// (kubernetes/kubectl#1605).
-func NewControllerKube() *Kube {
-	k := NewKube(false)
-	k.Flags.DisableCompression = nil
-	noCompression := true
-	k.noCompression = &noCompression
-	return k
-}
-
 // AddFlags binds the connection flags to fs.
-func (k *Kube) AddFlags(fs *pflag.FlagSet) {
-	k.Flags.AddFlags(fs)
-	if k.noCompression != nil {
-		fs.BoolVar(k.noCompression, "disable-compression", *k.noCompression,
-			"Ask the API server for uncompressed responses and watch streams; false asks for gzip, for an API server across a slow link")
-	}
-}
+func (k *Kube) AddFlags(fs *pflag.FlagSet) { k.Flags.AddFlags(fs) }
 
 // Config is the REST config the flags select: the kubeconfig (--kubeconfig,
 // else $KUBECONFIG, else ~/.kube/config, else in-cluster) and context.
@@ -67,9 +41,6 @@ func (k *Kube) Config() (*rest.Config, error) {
 	cfg, err := k.Flags.ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)
-	}
-	if k.noCompression != nil {
-		cfg.DisableCompression = *k.noCompression
 	}
 	return cfg, nil
 }
