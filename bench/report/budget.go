@@ -54,19 +54,21 @@ const (
 // as it was (2026-12-08, the quick profile, four runs, with the responses
 // uncompressed, which was then undone: it cost 12% CPU per reconcile):
 // heap after GC 16.8 to 17.6 MiB in watch mode and 16.7 to 17.1 in timer
-// mode (live 8.5 MiB), 17.4 and 17.8 for the code before on the same day.
+// mode (live 8.5 MiB), 17.4 and 17.8 for the code before on the same day;
+// with gzip, as it landed, 300 apps held 21.0 MiB against 20.9 before, so
+// the budget is the code before's, rounded up.
 var Budgets = []Budget{
 	{Mode: "watch", Figure: figureHeapPerApp, Source: sourceManagedFull, Value: 16 << 10, Unit: heapUnit},
 	{Mode: "watch", Figure: figureHeapPerApp, Source: sourceManagedQuick, Value: 24 << 10, Unit: heapUnit},
 	{Mode: "watch", Figure: figureHeapPerApp, Source: sourceScaleHeap, Value: 20 << 10, Unit: heapUnit},
 	{Mode: "watch", Figure: figureCPU, Source: sourceSoak, Value: 1.0, Unit: msText},
-	{Mode: "watch", Figure: figureSoakHeap, Source: sourceSoakHeap, Value: 17.5 * (1 << 20), Unit: heapUnit},
+	{Mode: "watch", Figure: figureSoakHeap, Source: sourceSoakHeap, Value: 18.0 * (1 << 20), Unit: heapUnit},
 	{Mode: "watch", Figure: figureCPU, Source: sourceScaleCPU, Value: 1.3, Unit: msText},
 	{Mode: "timer", Figure: figureHeapPerApp, Source: sourceManagedFull, Value: 13 << 10, Unit: heapUnit},
 	{Mode: "timer", Figure: figureHeapPerApp, Source: sourceManagedQuick, Value: 21 << 10, Unit: heapUnit},
 	{Mode: "timer", Figure: figureHeapPerApp, Source: sourceScaleHeap, Value: 16 << 10, Unit: heapUnit},
 	{Mode: "timer", Figure: figureCPU, Source: sourceSoak, Value: 2.4, Unit: msText},
-	{Mode: "timer", Figure: figureSoakHeap, Source: sourceSoakHeap, Value: 17.5 * (1 << 20), Unit: heapUnit},
+	{Mode: "timer", Figure: figureSoakHeap, Source: sourceSoakHeap, Value: 18.0 * (1 << 20), Unit: heapUnit},
 	{Mode: "timer", Figure: figureCPU, Source: sourceScaleCPU, Value: 7.0, Unit: msText},
 }
 
